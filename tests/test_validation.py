@@ -51,11 +51,24 @@ def test_nan_message_gives_position(rng):
 
 
 @pytest.mark.parametrize(
-    "k, message", [(1, ">= 2"), (31, "exceeds n_samples=30"), (None, "required")]
+    "k, message", [(0, ">= 1"), (-3, ">= 1"), (31, "exceeds n_samples=30"), (None, "required")]
 )
 def test_bad_n_clusters(rng, k, message):
     with pytest.raises(ValueError, match=message):
         KMeansUFS(n_features_to_select=2, n_clusters=k).fit(_X(rng))
+
+
+def test_one_cluster_selects_the_first_principal_component_loadings(rng):
+    """n_clusters=1 (scikit-learn's checks set it) is a valid model: K-means UFS's A is
+    sigma_1^2 p_1 p_1^T, so the exact selection is the h largest |loadings| of PC 1."""
+    X = _X(rng, p=8)
+    X[:, 3] *= 6.0  # a dominant direction
+    X[:, 5] += 3.0 * X[:, 3]
+    sel = KMeansUFS(n_features_to_select=2, n_clusters=1, solver="exact").fit(X)
+    Xc = X - X.mean(axis=0)
+    loadings = np.abs(np.linalg.svd(Xc, full_matrices=False)[2][0])
+    assert set(sel.selected_features_) == set(np.argsort(-loadings)[:2])
+    assert sel.n_iter_ == 1 and sel.converged_
 
 
 @pytest.mark.parametrize("h, message", [(0, ">= 1"), (9, "exceeds n_features=8"), (2.5, "integer")])

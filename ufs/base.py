@@ -17,10 +17,25 @@ cluster information and cannot be standardised, so it is removed before the meth
 sees the data, placed after every informative feature in ``feature_order_`` (by index)
 and never selected; ``n_features_to_select`` may not exceed the number of non-constant
 features. A :class:`ConstantFeaturesWarning` names how many were dropped.
+
+One cluster (``n_clusters=1``) is accepted by every method that takes ``n_clusters``:
+each model is defined for ``c = 1`` — its cluster indicator, pseudo-label or embedding
+matrix simply has one column — and none of them needs a special case. With one cluster
+there is no between-cluster structure, so the selection follows the single leading
+direction the method extracts (K-means UFS: ``A = σ₁² p₁p₁ᵀ``, the loadings of the first
+principal component; the spectral methods: one non-trivial eigenvector of the sample
+graph). Method-specific limits still apply (UDFS needs ``n_features > n_clusters``).
+
+scikit-learn conventions: ``fit`` accepts any array-like or pandas DataFrame; a
+DataFrame with string column names sets ``feature_names_in_`` and
+:meth:`get_feature_names_out` returns the selected column names (so
+``set_output(transform="pandas")`` works). Complex data, no columns and entries that are
+not numbers are refused with scikit-learn's messages (:func:`check_input`).
 """
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from dataclasses import dataclass
 from typing import ClassVar
@@ -31,6 +46,14 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted
 
+try:  # scikit-learn >= 1.6
+    from sklearn.utils.validation import _check_feature_names
+except ImportError:  # pragma: no cover - scikit-learn 1.4/1.5
+
+    def _check_feature_names(estimator, X, *, reset):
+        estimator._check_feature_names(X, reset=reset)
+
+
 from .validation import (
     check_data,
     check_n_clusters,
@@ -38,13 +61,75 @@ from .validation import (
     constant_feature_mask,
 )
 
-__all__ = ["UFSSelector", "Selection", "ConstantFeaturesWarning"]
+__all__ = [
+    "UFSSelector",
+    "Selection",
+    "ConstantFeaturesWarning",
+    "NonNumericDataError",
+    "check_input",
+]
 
 KINDS = ("ranking", "subset", "full")
 
 
 class ConstantFeaturesWarning(UserWarning):
     """Constant features were found; they are excluded from selection."""
+
+
+class NonNumericDataError(TypeError, ValueError):
+    """``X`` holds entries that are not numbers (e.g. a ``dict`` in an object array).
+
+    Both a :class:`TypeError` (what NumPy and scikit-learn raise for such entries) and a
+    :class:`ValueError` (what every other input check of this package raises)."""
+
+
+def check_input(X, *, name: str = "X") -> np.ndarray:
+    """:func:`ufs.validation.check_data` with scikit-learn's conventions first.
+
+    Refuses complex data (``"Complex data not supported"``), ``n × 0`` input
+    (``"0 feature(s) (shape=(n, 0)) while a minimum of 1 is required"``) and object
+    arrays whose entries are not numbers (:class:`NonNumericDataError`); everything else,
+    and the conversion to a C-contiguous float64 array, is ``check_data``'s. Valid input
+    gives exactly ``check_data(X)``.
+    """
+    if not sp.issparse(X):
+        try:
+            arr = np.asarray(X)
+        except Exception:  # ragged lists and the like: check_data names them
+            arr = None
+        if arr is not None:
+            if arr.dtype.kind == "c":
+                raise ValueError(
+                    f"Complex data not supported: {name} has dtype {arr.dtype}; "
+                    "UFS solvers need real numbers"
+                )
+            if arr.dtype.kind == "O":
+                try:
+                    arr = arr.astype(np.float64)
+                except TypeError as exc:
+                    raise NonNumericDataError(
+                        f"{name} must be numeric; got non-numeric entries of dtype object ({exc})"
+                    ) from exc
+                except ValueError:  # strings that are not numbers: check_data's message
+                    pass
+            if arr.ndim == 2 and arr.shape[1] == 0:
+                raise ValueError(
+                    f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required."
+                )
+            X = arr
+    return check_data(X, name=name)
+
+
+def _check_n_clusters(n_clusters, n_samples: int) -> int:
+    """:func:`ufs.validation.check_n_clusters`, which also accepts one cluster.
+
+    ``1 <= n_clusters <= n_samples`` (``check_data`` guarantees ``n_samples >= 2``)."""
+    if n_clusters is not None and not isinstance(n_clusters, bool):
+        if isinstance(n_clusters, numbers.Integral) and n_clusters < 1:
+            raise ValueError(f"n_clusters must be >= 1; got {n_clusters}")
+        if isinstance(n_clusters, numbers.Integral) and n_clusters == 1:
+            return 1
+    return check_n_clusters(n_clusters, n_samples)
 
 
 @dataclass
@@ -71,7 +156,10 @@ class UFSSelector(SelectorMixin, BaseEstimator):
     * ``ranking_`` – 1-based rank of each feature, scikit-learn style (ranking methods);
     * ``scores_`` – per-feature scores where the method has them (constant features: -inf);
     * ``constant_features_`` – indices of constant features that were excluded;
-    * ``n_iter_``, ``converged_``, ``objective_`` – set by iterative methods.
+    * ``n_iter_``, ``converged_``, ``objective_`` – set by iterative methods
+      (``n_iter_ >= 1``: a closed-form solve counts as one step);
+    * ``n_features_in_`` and, after a fit on a DataFrame with string column names,
+      ``feature_names_in_`` (scikit-learn's).
     """
 
     kind: ClassVar[str] = "ranking"
@@ -93,8 +181,12 @@ class UFSSelector(SelectorMixin, BaseEstimator):
         ``graph``: optional precomputed sample affinity (sparse ``n × n``) for graph-based
         methods, built by :func:`ufs.graph.knn_graph` with this estimator's
         :meth:`graph_spec`; the workflow caches one per dataset and passes it here.
+
+        ``X`` may be a pandas DataFrame: string column names are kept in
+        ``feature_names_in_`` (:meth:`get_feature_names_out` returns the selected ones).
         """
-        X = check_data(X)
+        _check_feature_names(self, X, reset=True)
+        X = check_input(X)
         n, p = X.shape
         self._graph_input = self._check_graph(graph, n)
         constant = constant_feature_mask(X)
@@ -106,7 +198,7 @@ class UFSSelector(SelectorMixin, BaseEstimator):
                 self.n_features_to_select, p, n_informative=informative.size
             )
         if self.requires_n_clusters or getattr(self, "n_clusters", None) is not None:
-            self._k = check_n_clusters(getattr(self, "n_clusters", None), n)
+            self._k = _check_n_clusters(getattr(self, "n_clusters", None), n)
         if constant.any():
             warnings.warn(
                 f"{int(constant.sum())} constant feature(s) excluded from selection",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .validation import constant_feature_mask
+from .validation import column_scale, constant_feature_mask
 
 __all__ = [
     "INPUT_SPACES",
@@ -39,21 +39,41 @@ class Standardization:
     constant: np.ndarray  # boolean mask of constant features (left as zeros)
 
 
+def _finite_columns(X: np.ndarray, what: str) -> None:
+    """``ValueError`` naming the first column of ``X`` with a NaN or infinite value."""
+    bad = ~np.isfinite(X)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise ValueError(
+            f"{what}: non-finite value {X[i, j]} in feature {j} (row {i}; "
+            f"{int(bad.any(axis=0).sum())} feature(s) affected)"
+        )
+
+
 def standardize(X: np.ndarray) -> Standardization:
     """Z-score each feature: zero mean and unit (population, ``ddof=0``) variance.
 
     Constant features cannot be scaled; they are centred to all zeros, their scale is
     recorded as 1 and they are flagged in ``constant``. Selectors never select them
-    (see :class:`ufs.base.UFSSelector`).
+    (see :class:`ufs.base.UFSSelector`). Each column is first divided by a power of two
+    near its largest absolute value (:func:`ufs.validation.column_scale`, exact), so
+    values up to ±1e308 or a column ×1e300 standardise correctly instead of overflowing.
+    ``X`` must be finite; a non-finite input or result is a ``ValueError`` naming the
+    feature.
     """
     X = np.asarray(X, dtype=np.float64)
-    constant = constant_feature_mask(X)
-    mean = X.mean(axis=0)
-    scale = X.std(axis=0)
+    _finite_columns(X, "standardize: the data")
+    s = column_scale(X)
+    Xs = X / s
+    constant = constant_feature_mask(Xs)
+    mean = Xs.mean(axis=0)
+    scale = Xs.std(axis=0)
     scale[constant] = 1.0
-    Z = (X - mean) / scale
+    Z = (Xs - mean) / scale
     Z[:, constant] = 0.0
-    return Standardization(X=Z, mean=mean, scale=scale, constant=constant)
+    _finite_columns(Z, "standardize: the result")
+    scale = np.where(constant, 1.0, scale * s)
+    return Standardization(X=Z, mean=mean * s, scale=scale, constant=constant)
 
 
 def unit_range(X: np.ndarray) -> np.ndarray:
@@ -61,14 +81,17 @@ def unit_range(X: np.ndarray) -> np.ndarray:
 
     Constant features are set to 0 (as in :func:`standardize`, they are never selected).
     The map is affine per feature, so the min-max scaling of z-scored data equals that of
-    the raw data up to rounding; it is computed from the matrix given.
+    the raw data up to rounding; it is computed from the matrix given, scaled first as in
+    :func:`standardize` (no overflow of ``max − min``).
     """
     X = np.asarray(X, dtype=np.float64)
-    constant = constant_feature_mask(X)
-    lo = X.min(axis=0)
-    span = X.max(axis=0) - lo
+    _finite_columns(X, "unit_range: the data")
+    Xs = X / column_scale(X)
+    constant = constant_feature_mask(Xs)
+    lo = Xs.min(axis=0)
+    span = Xs.max(axis=0) - lo
     span[constant] = 1.0
-    U = (X - lo) / span
+    U = (Xs - lo) / span
     U[:, constant] = 0.0
     return U
 

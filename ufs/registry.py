@@ -8,6 +8,8 @@ is left at the class default.
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import inspect
 import itertools
@@ -27,6 +29,8 @@ __all__ = [
     "expand_grid",
     "params_id",
     "source_hash",
+    "source_files",
+    "module_closure",
     "package_hash",
 ]
 
@@ -152,21 +156,108 @@ def package_hash(*relative: str) -> str:
     return h.hexdigest()[:12]
 
 
-def source_hash(name: str) -> str:
-    """Hash of the source files a method's result depends on (its module and the shared
-    ``ufs`` core), so that a code change invalidates workflow results."""
+_PKG = Path(__file__).resolve().parent
+#: modules around every fit besides the method's own imports: the estimator base class,
+#: the input-space preprocessing and validation applied to its input, the shared kernels
+_CORE = ("base.py", "linalg.py", "graph.py", "preprocessing.py", "validation.py")
+
+
+def _module_path(dotted: str) -> Path | None:
+    """The file of ``ufs.<...>`` (a module or a package's ``__init__.py``), else ``None``."""
+    parts = dotted.split(".")
+    if parts[0] != _PKG.name:
+        return None
+    if len(parts) == 1:
+        return _PKG / "__init__.py"
+    base = _PKG.joinpath(*parts[1:])
+    for cand in (base.with_suffix(".py"), base / "__init__.py"):
+        if cand.is_file():
+            return cand
+    return None
+
+
+@functools.cache
+def _direct_imports(path: Path, mtime_ns: int) -> frozenset[Path]:
+    """The ``ufs`` modules ``path`` imports (anywhere in the file, lazy imports included):
+    ``import ufs.x``, ``from ufs.x import y``, ``from .x import y``, ``from .. import x``.
+    ``from <package> import <submodule>`` is the submodule only, not the package's
+    ``__init__`` (which would pull in every sibling)."""
+    if path.is_relative_to(_PKG):
+        module = ".".join(path.relative_to(_PKG.parent).with_suffix("").parts)
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        package = package.removesuffix(".__init__")
+    else:  # a method defined outside the package: only its absolute ``ufs`` imports
+        package = ""
+    found: set[Path] = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(filter(None, (_module_path(a.name) for a in node.names)))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level and not package:
+                continue
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                src = ".".join(anchor + ([node.module] if node.module else []))
+            else:
+                src = node.module or ""
+            names_only = True
+            for a in node.names:
+                sub = _module_path(f"{src}.{a.name}") if a.name != "*" else None
+                if sub is not None:
+                    found.add(sub)
+                else:
+                    names_only = False
+            if not names_only:  # an attribute of src: src itself
+                mod = _module_path(src)
+                if mod is not None:
+                    found.add(mod)
+    found.discard(path)
+    return frozenset(found)
+
+
+def module_closure(*paths: Path) -> list[Path]:
+    """``paths`` and every ``ufs`` module they import, transitively (sorted)."""
+    seen: set[Path] = set()
+    todo = [Path(p).resolve() for p in paths]
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        todo.extend(_direct_imports(p, p.stat().st_mtime_ns) - seen)
+    return sorted(seen)
+
+
+def source_files(name: str) -> list[Path]:
+    """The source files a method's results depend on: its module, every ``ufs`` module it
+    imports (transitively: private kernels such as ``methods/_nonneg_spectral.py``, the
+    shared ``linalg``, ...) and the core modules around every fit (:data:`_CORE`)."""
     spec = get_method(name)
-    pkg = Path(__file__).parent
-    files = sorted(
-        {Path(inspect.getfile(spec.cls))}
-        | {
-            pkg / f
-            for f in ("base.py", "linalg.py", "graph.py", "preprocessing.py", "validation.py")
-            if (pkg / f).exists()
-        }
-    )
-    h = hashlib.sha256()
-    for f in files:
-        h.update(f.name.encode())
-        h.update(f.read_bytes())
+    return module_closure(Path(inspect.getfile(spec.cls)), *(_PKG / f for f in _CORE))
+
+
+@functools.cache
+def _file_digest(path: Path, mtime_ns: int, size: int) -> bytes:
+    return hashlib.sha256(path.read_bytes()).digest()
+
+
+def source_hash(name: str) -> str:
+    """Code version of a method, so that a change invalidates workflow results: the hash
+    of :func:`source_files` and of its registry entry (class, kind, ``fixed`` parameters,
+    grid and defaults; not the ``reference`` text)."""
+    spec = get_method(name)
+    entry = {
+        "name": spec.name,
+        "class": f"{spec.cls.__module__}.{spec.cls.__qualname__}",
+        "kind": spec.kind,
+        "fixed": spec.fixed,
+        "grid": spec.grid,
+        "defaults": spec.defaults,
+    }
+    h = hashlib.sha256(json.dumps(entry, sort_keys=True, default=repr).encode())
+    for f in source_files(name):
+        st = f.stat()
+        h.update((f.relative_to(_PKG).as_posix() if f.is_relative_to(_PKG) else f.name).encode())
+        h.update(_file_digest(f, st.st_mtime_ns, st.st_size))
     return h.hexdigest()[:12]

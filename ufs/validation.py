@@ -17,6 +17,7 @@ __all__ = [
     "check_labels",
     "check_n_clusters",
     "check_n_features_to_select",
+    "column_scale",
     "constant_feature_mask",
     "check_penalty_schedule",
     "resolve_init",
@@ -119,15 +120,27 @@ def check_n_features_to_select(h, n_features: int, *, n_informative: int | None 
     return h
 
 
+def column_scale(X: np.ndarray) -> np.ndarray:
+    """Per-column power of two near the largest absolute value (1 for all-zero columns).
+
+    ``X / column_scale(X)`` lies in ``[-2, 2]`` and is exact (only exponents change), so
+    sums and squares of the scaled columns cannot overflow or underflow whatever the
+    magnitude of the data (±1e308, a column ×1e300 or ×1e-300).
+    """
+    peak = np.abs(X).max(axis=0)
+    _, exponent = np.frexp(peak)  # peak = m · 2**e with 0.5 <= m < 1
+    return np.where(peak > 0, np.ldexp(1.0, exponent - 1), 1.0)
+
+
 def constant_feature_mask(X: np.ndarray) -> np.ndarray:
     """Boolean mask of constant (zero-variance) columns.
 
     A column is constant when its range is at most ``1e-12`` times its largest absolute
-    value: exactly constant columns and columns that differ only by round-off.
+    value: exactly constant columns and columns that differ only by round-off. Computed
+    on the columns scaled by :func:`column_scale`, so no magnitude overflows.
     """
-    ptp = np.ptp(X, axis=0)
-    scale = np.abs(X).max(axis=0)
-    return ptp <= 1e-12 * scale
+    Xs = np.asarray(X, dtype=np.float64) / column_scale(X)
+    return np.ptp(Xs, axis=0) <= 1e-12 * np.abs(Xs).max(axis=0)
 
 
 def check_penalty_schedule(mu0: float, rho: float, mu_max: float) -> None:
@@ -161,7 +174,9 @@ def resolve_init(
     """
     if isinstance(init, str):
         if init not in named:
-            raise ValueError(f"{name} must be one of {sorted(named)}, a callable or an array; got {init!r}")
+            raise ValueError(
+                f"{name} must be one of {sorted(named)}, a callable or an array; got {init!r}"
+            )
         arr = named[init]()
     elif callable(init):
         arr = init(X, n_clusters, random_state)

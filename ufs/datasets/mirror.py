@@ -49,6 +49,7 @@ __all__ = [
     "first_n_per_class",
     "pick_variables",
     "read_mat",
+    "open_binary",
     "open_text",
     "read_numeric_text",
     "sha256_file",
@@ -282,11 +283,17 @@ def read_mat(
     return X, y
 
 
-def open_text(path: Path):
-    """A text file for reading, gunzipped when its name ends in ``.gz``."""
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
+def open_binary(path: Path):
+    """A file for reading bytes, gunzipped when its name ends in ``.gz``."""
+    return gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")
+
+
+def open_text(path: Path, encoding: str = "utf-8-sig"):
+    """A text file for reading, gunzipped when its name ends in ``.gz`` (a UTF-8 byte
+    order mark is skipped)."""
+    if path.suffix.lower() == ".gz":
+        return gzip.open(path, "rt", encoding=encoding)
+    return open(path, encoding=encoding)
 
 
 def read_numeric_text(path: str | Path, *, label_column: int = 0) -> tuple[np.ndarray, np.ndarray]:

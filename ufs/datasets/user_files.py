@@ -36,6 +36,11 @@ before any job runs.
 
 from __future__ import annotations
 
+import codecs
+import io
+import itertools
+import logging
+import re
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from ..validation import check_data, check_labels
-from .mirror import open_text, pick_variables, read_mat, sha256_file, verify_sha256
+from .mirror import open_binary, pick_variables, read_mat, sha256_file, verify_sha256
 from .registry import Dataset
 
 __all__ = ["FILE_FORMATS", "file_format", "peek_shape", "read_data_file", "load_user_file"]
@@ -52,6 +57,7 @@ __all__ = ["FILE_FORMATS", "file_format", "peek_shape", "read_data_file", "load_
 FILE_FORMATS = (".mat", ".npz", ".csv", ".tsv", ".txt")
 _LABEL_NAMES = ("label", "labels", "class", "y", "target")
 _NPZ_PAIRS = (("X", "y"), ("X", "Y"), ("fea", "gnd"))
+log = logging.getLogger(__name__)
 
 
 def file_format(path: str | Path) -> str:
@@ -80,30 +86,201 @@ def _check_file(path: str | Path) -> Path:
 
 
 # -- text --------------------------------------------------------------------------
-def _is_number(s: str) -> bool:
+_MISSING = frozenset({"", "na", "n/a", "nan", "null", "?"})
+_SAMPLE_LINES = 100  # lines the header decision (and the planner's peek) looks at
+_DEFAULT_SEP = {".csv": ",", ".tsv": "\t", ".txt": None}
+
+
+def _text_options(
+    path: Path, fmt: str, sep: str | None, decimal: str | None, encoding: str | None
+) -> tuple[str | None, str, str]:
+    """Checked ``(sep, decimal, encoding)``; ``sep`` ``None`` = whitespace."""
+    sep = _DEFAULT_SEP[fmt] if sep is None else sep
+    decimal = "." if decimal is None else decimal
+    encoding = encoding or "utf-8-sig"
+    if sep is not None and (not isinstance(sep, str) or not sep):
+        raise ValueError(f"{path}: sep must be a non-empty string; got {sep!r}")
+    if not isinstance(decimal, str) or len(decimal) != 1:
+        raise ValueError(f"{path}: decimal must be one character; got {decimal!r}")
     try:
-        float(s)
+        codecs.lookup(encoding)
+    except (LookupError, TypeError):
+        raise ValueError(f"{path}: unknown encoding {encoding!r}") from None
+    return sep, decimal, encoding
+
+
+def _read_text_lines(path: Path, encoding: str, max_lines: int | None = None) -> str:
+    """The decoded text (the first ``max_lines`` lines if given), BOM removed.
+
+    A byte that is not valid in ``encoding`` is an error naming the line.
+    """
+    try:
+        with open_binary(path) as fh:
+            if max_lines is None:
+                data = fh.read()
+            else:
+                data = b"".join(itertools.islice(iter(fh.readline, b""), max_lines))
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"{path}: cannot read the file ({type(exc).__name__}: {exc})") from None
+    try:
+        text = codecs.getincrementaldecoder(encoding)().decode(data, final=max_lines is None)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        bad = data[exc.start : exc.start + 1]
+        hint = (
+            "set encoding: latin-1 (cp1252 for files from Excel on Windows) in the dataset's "
+            "config entry, or re-save the file as UTF-8"
+            if encoding.lower().replace("_", "-").startswith("utf")
+            else "set the file's encoding with encoding: in the dataset's config entry"
+        )
+        raise ValueError(
+            f"{path}, line {line}: byte {bad!r} is not valid {encoding.removesuffix('-sig')} "
+            f"text; {hint}"
+        ) from None
+    return text.removeprefix("\ufeff")
+
+
+def _number(s: str, decimal: str) -> float | None:
+    """``s`` as a float, or ``None``; with ``decimal`` other than ``.``, a ``.`` is refused
+    (it would be a thousands separator)."""
+    s = s.strip()
+    if decimal != ".":
+        if "." in s:
+            return None
+        s = s.replace(decimal, ".")
+    try:
+        return float(s)
     except ValueError:
-        return False
-    return True
+        return None
 
 
-def _text_layout(path: Path, fmt: str) -> tuple[str | None, list[str], bool]:
-    """(separator, first-row fields, has header) from the first non-empty line."""
-    sep = {".csv": ",", ".tsv": "\t", ".txt": None}[fmt]
-    with open_text(path) as fh:
-        first = next((line for line in fh if line.strip()), None)
-    if first is None:
+def _kind(v: str) -> str:
+    """``missing``, ``number`` (either decimal mark) or ``word``: the header rule's classes."""
+    s = v.strip()
+    if s.lower() in _MISSING:
+        return "missing"
+    return "number" if _number(s, ".") is not None or _number(s, ",") is not None else "word"
+
+
+_DECIMAL_COMMA = re.compile(r"\s*[-+]?\d*,\d+\s*")
+
+
+def _sep_hint(value: str, line: str, sep: str | None, decimal: str, lead: str = "") -> str:
+    """The options that would make ``value`` (in ``line``) a number, as a message tail."""
+    if decimal != "." and "." in value and _number(value.replace(".", ""), decimal) is not None:
+        return f"; thousands separators are not supported: remove the '.' (decimal is {decimal!r})"
+    fixes = []
+    if decimal != "," and _DECIMAL_COMMA.fullmatch(value):
+        fixes.append("decimal: ','")
+    else:
+        other = next((c for c in (";", "\t", ",") if c not in (sep, decimal) and c in value), None)
+        if other is not None:
+            fixes.append(f"sep: {other!r}")
+            if decimal != "," and any(_DECIMAL_COMMA.fullmatch(s) for s in line.split(other)):
+                fixes.append("decimal: ','")
+    if not fixes:
+        return ""
+    return f"; {lead}set {' and '.join(fixes)} in the dataset's config entry"
+
+
+def _parse(
+    path: Path, text: str, sep: str | None, *, sample: bool = False
+) -> list[tuple[int, list[str]]]:
+    """Non-blank rows of ``text`` as ``(1-based line, fields)``; a ``sample`` (the first
+    lines, for the planner) skips over-long rows, which the full read reports."""
+    import pandas as pd
+
+    if not text.strip():
         raise ValueError(f"{path}: the dataset file has no data rows")
-    fields = [f.strip().strip('"').strip("'") for f in first.rstrip("\r\n").split(sep)]
-    header = not all(_is_number(f) for f in fields)
-    return sep, fields, header
+    try:
+        table = pd.read_csv(
+            io.StringIO(text),
+            sep=r"\s+" if sep is None else sep,
+            header=None,
+            dtype=str,
+            na_filter=False,
+            skip_blank_lines=False,
+            on_bad_lines="skip" if sample else "error",
+        )
+    except pd.errors.ParserError as exc:
+        m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+        if m is None:
+            raise ValueError(f"{path}: cannot parse the file ({exc})") from None
+        n, line, saw = m.groups()
+        src = text.splitlines()[int(line) - 1] if int(line) <= len(text.splitlines()) else ""
+        raise ValueError(
+            f"{path}, line {line}: {saw} fields where the first row has {n}: rows have "
+            f"different numbers of columns{_sep_hint(src, src, sep, '.')}"
+        ) from None
+    rows = table.to_numpy().tolist()
+    return [(i + 1, r) for i, r in enumerate(rows) if any(v.strip() for v in r)]
+
+
+def _decide_header(
+    path: Path, rows: list[tuple[int, list[str]]], header: Any, label_column: Any
+) -> bool:
+    """Apply the header rule (module docstring) to the sample ``rows``; log the choice."""
+    if isinstance(header, bool):
+        log.info("%s: header: %s (from the config)", path, str(header).lower())
+        return header
+    if header not in (None, "auto"):
+        raise ValueError(f"{path}: header must be true, false or auto; got {header!r}")
+    (line, first), later = rows[0], [r for _, r in rows[1:]]
+    kinds = [_kind(v) for v in first]
+    words = [j for j, k in enumerate(kinds) if k == "word"]
+    names = set(_LABEL_NAMES) | ({label_column.lower()} if isinstance(label_column, str) else set())
+
+    def names_a_column(j: int) -> bool:  # above numbers, or a label name not among the values
+        v = first[j].strip()
+        below = [r[j].strip() for r in later if j < len(r)]
+        return any(_kind(b) == "number" for b in below) or (v.lower() in names and v not in below)
+
+    named = [j for j in words if names_a_column(j)]
+    numeric = [j for j, k in enumerate(kinds) if k == "number"]
+    if named and numeric:
+        raise ValueError(
+            f"{path}, line {line}: cannot tell whether this is a header row: "
+            f"{first[named[0]]!r} (column {named[0]}) looks like a column name but "
+            f"{first[numeric[0]]!r} (column {numeric[0]}) is a number; set header: true or "
+            "header: false in the dataset's config entry (or correct the value)"
+        )
+    if not words:
+        has, why = False, "is data: every field is a number or a missing value"
+    elif not later or named:
+        j = named[0] if named else words[0]
+        has, why = True, f"is a header: {first[j].strip()!r} (column {j}) names a column"
+    else:
+        j = words[0]
+        has, why = False, f"is data: its text {first[j].strip()!r} (column {j}) is like the "
+        why += "values below it"
+    log.info(
+        "%s: header: auto -> %s (line %d %s; set header: true or false to override)",
+        path,
+        str(has).lower(),
+        line,
+        why,
+    )
+    return has
+
+
+def _layout(
+    path: Path, rows: list[tuple[int, list[str]]], header: Any, label_column: Any, sep, decimal
+) -> tuple[bool, list[str], int]:
+    """(has header, column names, label column index) from the first rows."""
+    sample = rows[:1] + [r for r in rows[1:_SAMPLE_LINES] if r[0] <= _SAMPLE_LINES]
+    has = _decide_header(path, sample, header, label_column)
+    line, first = rows[0]
+    names = [v.strip() for v in first] if has else [str(j) for j in range(len(first))]
+    if len(first) < 2:
+        raise ValueError(
+            f"{path}, line {line}: {len(first)} column(s); need at least one feature and a "
+            f"label{_sep_hint(first[0], first[0], sep, decimal)}"
+        )
+    return has, names, _label_index(path, names, has, label_column)
 
 
 def _label_index(path: Path, fields: list[str], header: bool, label_column: Any) -> int:
     n = len(fields)
-    if n < 2:
-        raise ValueError(f"{path}: a row has {n} column(s); need at least one feature and a label")
     if label_column is None:
         if header:
             for i, f in enumerate(fields):
@@ -113,7 +290,8 @@ def _label_index(path: Path, fields: list[str], header: bool, label_column: Any)
     if isinstance(label_column, str) and not label_column.lstrip("-").isdigit():
         if not header:
             raise ValueError(
-                f"{path}: label_column {label_column!r} is a name but the file has no header row"
+                f"{path}: label_column {label_column!r} is a name but the file has no header "
+                "row (set header: true if its first line is one)"
             )
         if label_column not in fields:
             raise ValueError(
@@ -126,50 +304,56 @@ def _label_index(path: Path, fields: list[str], header: bool, label_column: Any)
     return i % n
 
 
-def _read_text(path: Path, fmt: str, label_column: Any) -> tuple[np.ndarray, np.ndarray]:
-    import pandas as pd
-
-    sep, fields, header = _text_layout(path, fmt)
-    j = _label_index(path, fields, header, label_column)
-    try:
-        table = pd.read_csv(
-            path,
-            sep=r"\s+" if sep is None else sep,
-            header=0 if header else None,
-            dtype=str,
-            keep_default_na=False,
-            skip_blank_lines=True,
-        )
-    except pd.errors.ParserError as exc:
-        raise ValueError(f"{path}: rows have different numbers of columns ({exc})") from None
-    if table.shape[0] == 0:
+def _read_text(
+    path: Path, fmt: str, label_column: Any, header: Any, sep, decimal, encoding
+) -> tuple[np.ndarray, np.ndarray]:
+    sep, decimal, encoding = _text_options(path, fmt, sep, decimal, encoding)
+    rows = _parse(path, _read_text_lines(path, encoding), sep)
+    has, names, j = _layout(path, rows, header, label_column, sep, decimal)
+    data = rows[1:] if has else rows
+    if not data:
         raise ValueError(f"{path}: the dataset file has a header but no data rows")
-    y = table.iloc[:, j].to_numpy()
-    missing = np.flatnonzero([v.strip() == "" or v.strip().lower() in ("nan", "na") for v in y])
+    lines = [line for line, _ in data]
+    y = np.array([r[j].strip() for _, r in data], dtype=str)
+    missing = np.flatnonzero([v.lower() in _MISSING for v in y])
     if missing.size:
         raise ValueError(
-            f"{path}: {missing.size} missing label(s) in column {j} (first at data row {missing[0]})"
+            f"{path}, line {lines[missing[0]]}: missing label {str(y[missing[0]])!r} in column "
+            f"{_column(names, j, has)} ({missing.size} missing label(s) in all)"
         )
-    feats = table.drop(columns=table.columns[j])
-    cells = feats.to_numpy(dtype=str)
-    try:
-        X = cells.astype(np.float64)  # "nan" / "inf" parse; check_data reports them
+    feats = np.delete(np.array([r for _, r in data], dtype=str), j, axis=1)
+    try:  # fast path; the loop below defines what a number is and names the first bad value
+        if decimal != "." and np.char.find(feats, ".").max() >= 0:
+            raise ValueError
+        X = np.char.replace(feats, decimal, ".").astype(np.float64)  # nan/inf: check_data
     except ValueError:
-        r, c = next((r, c) for (r, c), v in np.ndenumerate(cells) if not _is_number(v))
-        value = str(cells[r, c])
-        what = (
-            "missing feature value" if not value.strip() else f"non-numeric feature value {value!r}"
-        )
-        raise ValueError(
-            f"{path}: {what} at data row {r}, column {str(feats.columns[c])!r}"
-        ) from None
-    if _is_number_array(y):
-        y = y.astype(np.float64)
-    return X, y
+        X = np.empty(feats.shape)
+        for (i, c), v in np.ndenumerate(feats):
+            x = _number(v, decimal)
+            if x is None:
+                raise ValueError(
+                    _bad_value(
+                        path, str(v).strip(), data[i], names, c + (c >= j), has, sep, decimal
+                    )
+                ) from None
+            X[i, c] = x
+    labels = [_number(v, decimal) for v in y]
+    return X, (np.array(labels) if None not in labels else y)
 
 
-def _is_number_array(values: np.ndarray) -> bool:
-    return all(_is_number(v) for v in values)
+def _column(names: list[str], j: int, header: bool) -> str:
+    return f"{j} ({names[j]!r})" if header else str(j)
+
+
+def _bad_value(path, v: str, row, names, c: int, has: bool, sep, decimal) -> str:
+    """The message for feature value ``v`` in column ``c`` of ``row = (line, fields)``."""
+    if v.lower() in _MISSING:
+        what, hint = "missing", ""
+    else:
+        line = (sep or " ").join(row[1])
+        what, hint = "non-numeric", _sep_hint(v, line, sep, decimal, "if it is a number, ")
+    where = f"{path}, line {row[0]}"
+    return f"{where}: {what} feature value {v!r} in column {_column(names, c, has)}{hint}"
 
 
 # -- npz ---------------------------------------------------------------------------
@@ -190,12 +374,27 @@ def _read_npz(path: Path, variables) -> tuple[np.ndarray, np.ndarray]:
 
 
 # -- public --------------------------------------------------------------------------
+def _text_only(path: Path, fmt: str, **options: Any) -> None:
+    given = sorted(k for k, v in options.items() if v is not None)
+    if fmt in (".mat", ".npz") and given:
+        raise ValueError(f"{path}: {', '.join(given)} apply to text files only, not {fmt}")
+
+
 def read_data_file(
-    path: str | Path, *, variables: Sequence[str] | None = None, label_column: Any = None
+    path: str | Path,
+    *,
+    variables: Sequence[str] | None = None,
+    label_column: Any = None,
+    header: bool | str | None = None,
+    sep: str | None = None,
+    decimal: str | None = None,
+    encoding: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Raw ``(X, y)`` of a dataset file (see the module docstring for the formats)."""
+    """Raw ``(X, y)`` of a dataset file (see the module docstring for the formats and the
+    text options ``header``, ``sep``, ``decimal``, ``encoding``)."""
     p = _check_file(path)
     fmt = file_format(p)
+    _text_only(p, fmt, header=header, sep=sep, decimal=decimal, encoding=encoding)
     if variables is not None and (
         len(variables) != 2 or not all(isinstance(v, str) for v in variables)
     ):
@@ -204,15 +403,24 @@ def read_data_file(
         return read_mat(p, variables)
     if fmt == ".npz":
         return _read_npz(p, variables)
-    return _read_text(p, fmt, label_column)
+    return _read_text(p, fmt, label_column, header, sep, decimal, encoding)
 
 
 def peek_shape(
-    path: str | Path, *, variables: Sequence[str] | None = None, label_column: Any = None
+    path: str | Path,
+    *,
+    variables: Sequence[str] | None = None,
+    label_column: Any = None,
+    header: bool | str | None = None,
+    sep: str | None = None,
+    decimal: str | None = None,
+    encoding: str | None = None,
 ) -> tuple[int | None, int]:
-    """``(n_samples or None, n_features)``; reads the whole file only for ``.npz``."""
+    """``(n_samples or None, n_features)``; reads the whole file only for ``.npz`` (the
+    first lines of a text file, to apply the header rule and find the label column)."""
     p = _check_file(path)
     fmt = file_format(p)
+    _text_only(p, fmt, header=header, sep=sep, decimal=decimal, encoding=encoding)
     if fmt == ".mat":
         from scipy.io import whosmat
 
@@ -230,9 +438,10 @@ def peek_shape(
         if X.ndim != 2:
             raise ValueError(f"{p}: the data array must be 2-D; got shape {X.shape}")
         return X.shape
-    _, fields, header = _text_layout(p, fmt)
-    _label_index(p, fields, header, label_column)
-    return None, len(fields) - 1
+    sep, decimal, encoding = _text_options(p, fmt, sep, decimal, encoding)
+    rows = _parse(p, _read_text_lines(p, encoding, _SAMPLE_LINES), sep, sample=True)
+    _, names, _ = _layout(p, rows, header, label_column, sep, decimal)
+    return None, len(names) - 1
 
 
 def load_user_file(
@@ -242,6 +451,10 @@ def load_user_file(
     sha256: str = "",
     variables: Sequence[str] | None = None,
     label_column: Any = None,
+    header: bool | str | None = None,
+    sep: str | None = None,
+    decimal: str | None = None,
+    encoding: str | None = None,
 ) -> Dataset:
     """Read, verify (``sha256`` if given) and validate a dataset file.
 
@@ -252,7 +465,15 @@ def load_user_file(
     if sha256:
         verify_sha256(p, sha256)
     digest = sha256.strip().lower() if sha256 else sha256_file(p)  # hashed once
-    X, y = read_data_file(p, variables=variables, label_column=label_column)
+    X, y = read_data_file(
+        p,
+        variables=variables,
+        label_column=label_column,
+        header=header,
+        sep=sep,
+        decimal=decimal,
+        encoding=encoding,
+    )
     X = check_data(X, name=f"dataset {name!r} ({p})")
     try:
         y = check_labels(y, X.shape[0], min_classes=2)

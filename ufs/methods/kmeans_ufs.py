@@ -120,6 +120,9 @@ class KMeansUFS(UFSSelector):
     optimality_gap_ : float
         ``(selection_objective_ − exact_objective_) / |exact_objective_|`` (≥ 0).
     n_iter_, converged_ : int, bool
+        ADMM iterations run and whether the selection settled; the exact solver is one
+        closed-form step (``n_iter_ = 1``, ``converged_ = True``), so
+        ``objective_.shape == (n_iter_,)`` for both solvers.
     V_ : ndarray
         The last ADMM iterate ``V`` (``p × h``; ADMM solver only).
     diag_A_ : ndarray
@@ -174,7 +177,7 @@ class KMeansUFS(UFSSelector):
         if self.solver == "exact":
             order = exact
             self.objective_ = np.array([self.exact_objective_])
-            self.n_iter_, self.converged_ = 0, True
+            self.n_iter_, self.converged_ = 1, True  # one closed-form step
         else:
             V0 = resolve_init(
                 self.init,

@@ -106,7 +106,9 @@ class SPCAFS(UFSSelector):
         n, d = X.shape
         m = max(self._k - 1, 1) if self.n_components is None else int(self.n_components)
         if not 1 <= m < d:
-            raise ValueError(f"n_components must be in [1, n_features - 1 = {d - 1}]; got {m}")
+            raise ValueError(
+                f"n_components must be in [1, n_features - 1] with n_features={d}; got {m}"
+            )
         Xc = X - X.mean(axis=0)  # H X (Eq. 18)
         solver = self.solver
         if solver == "auto":

@@ -5,6 +5,7 @@ import re
 import ufs.bench.tracking
 from snakemake.exceptions import WorkflowError
 from ufs.bench.config import ConfigError, build_plan
+from ufs.datasets.mirror import sha256_file
 from ufs.registry import package_hash, source_hash
 
 try:
@@ -33,6 +34,35 @@ GRAPHS = {s.graph_id: s.graph for _, s in PLAN.jobs() if s.graph_id}
 # Re-run triggers: Snakemake does not track imported modules, so the code version of
 # the method (its module plus the shared core) and of the evaluation is a rule param.
 EVAL_CODE = package_hash("evaluation.py", "metrics.py", "bench/steps.py")
+# the kNN graph: ufs.graph.knn_graph on the method's input matrix (ufs.preprocessing)
+GRAPH_CODE = package_hash("graph.py", "preprocessing.py", "validation.py")
+
+# Datasets given as a file in the config (`datasets.<name>.file`) and registered ones: one
+# download rule each, so that the file datasets' re-run trigger (their spec and content
+# hash, a rule param) leaves the params of existing registered downloads unchanged.
+FILE_DATASETS = [d for d, inst in PLAN.instances.items() if inst.file]
+REGISTERED_DATASETS = [d for d, inst in PLAN.instances.items() if not inst.file]
+
+
+def one_of(names):
+    """A wildcard regex matching exactly ``names`` (nothing when empty)."""
+    return "|".join(re.escape(n) for n in names) or "(?!)"
+
+
+_CONTENT_SHA256 = {}
+
+
+def file_version(dataset):
+    """The whole file spec of a file dataset (``file``, ``sha256``, ``variables``,
+    ``label_column``, any key ufs.bench.config adds) and the sha256 of the file's content:
+    a change of either re-runs its download, whatever the file's mtime. The file is hashed
+    once per process (Snakemake may evaluate params more than once per job)."""
+    spec = PLAN.instances[dataset].file
+    st = os.stat(spec["file"])
+    key = (spec["file"], st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    if key not in _CONTENT_SHA256:
+        _CONTENT_SHA256[key] = sha256_file(spec["file"])
+    return {**dict(sorted(spec.items())), "content_sha256": _CONTENT_SHA256[key]}
 
 
 wildcard_constraints:
@@ -87,13 +117,19 @@ def evaluations_of_base(base):
 
 
 def all_targets():
-    targets = [f"{OUT}/summary.md"]
-    targets += [f"{OUT}/tables/{b}.md" for b in BASES]
+    """Every user-facing output (called from the all target once every rule exists) - the
+    per-chunk evaluations, every output of the aggregate rules (tables .md and .csv,
+    figures, summary, timing, comparison) and the MLflow markers. A deleted one is rebuilt
+    by a plain re-run, and `snakemake --report` finds every file it shows."""
+    targets = [f for d in PLAN.instances for f in evaluations_of(d)]
+    targets += expand(list(rules.aggregate_dataset.output), base=BASES)
+    targets += list(rules.summary.output)
     if MLFLOW_ENABLED:
-        targets += [f"{OUT}/mlflow/{d}.json" for d in PLAN.instances]
+        targets += list(rules.mlflow_init.output)
+        targets += expand(list(rules.track.output), dataset=list(PLAN.instances))
     if PUBLISHED:
-        targets.append(f"{OUT}/comparison/{PUBLISHED}.md")
-    return targets
+        targets += list(rules.compare_published.output)
+    return [str(f) for f in targets]
 
 
 def all_benchmarks():

@@ -1,7 +1,5 @@
 rule download:
-    input:
-        # a dataset given as a file in the config: re-read when the file changes
-        lambda w: [PLAN.instances[w.dataset].file["file"]] if PLAN.instances[w.dataset].file else [],
+    # a registered dataset: bundled, simulated, from mirror_dir or downloaded
     output:
         f"{RES}/raw/{{dataset}}.npz",
     params:
@@ -9,6 +7,37 @@ rule download:
         seed=lambda w: PLAN.instances[w.dataset].seed,
         mirror=config.get("mirror_dir", ""),
         cache=f"{RES}/cache",
+    wildcard_constraints:
+        dataset=one_of(REGISTERED_DATASETS),
+    log:
+        f"{OUT}/logs/download/{{dataset}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/download/{{dataset}}.tsv"
+    resources:
+        runtime=30,
+        mem_mb=2000,
+    conda:
+        "../envs/ufs.yaml"
+    script:
+        "../scripts/download_dataset.py"
+
+
+rule download_file:
+    # a dataset given as a file in the config (datasets.<name>.file): re-read when its
+    # spec (label_column, variables, sha256, ...) or its content changes (param `file`;
+    # the content is hashed, so a replaced file with an older mtime is seen too)
+    input:
+        lambda w: PLAN.instances[w.dataset].file["file"],
+    output:
+        f"{RES}/raw/{{dataset}}.npz",
+    params:
+        base=lambda w: PLAN.instances[w.dataset].base,
+        seed=lambda w: PLAN.instances[w.dataset].seed,
+        mirror=config.get("mirror_dir", ""),
+        cache=f"{RES}/cache",
+        file=lambda w: file_version(w.dataset),
+    wildcard_constraints:
+        dataset=one_of(FILE_DATASETS),
     log:
         f"{OUT}/logs/download/{{dataset}}.log",
     benchmark:
@@ -24,7 +53,7 @@ rule download:
 
 rule standardize:
     input:
-        rules.download.output,
+        f"{RES}/raw/{{dataset}}.npz",  # rule download or download_file
     output:
         data=f"{OUT}/data/{{dataset}}.npz",
         summary=f"{OUT}/data/{{dataset}}.json",
@@ -48,6 +77,7 @@ rule graph:
         f"{OUT}/graphs/{{dataset}}/{{gid}}.npz",
     params:
         spec=lambda w: GRAPHS[w.gid],
+        code=GRAPH_CODE,
     log:
         f"{OUT}/logs/graph/{{dataset}}/{{gid}}.log",
     benchmark:
