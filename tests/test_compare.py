@@ -115,3 +115,34 @@ def test_reproduction_report_names_papers_without_a_run(tmp_path, monkeypatch):
     assert main(["reproduction", "--results", "results", "--out", "r.md"]) == 0
     text = (tmp_path / "r.md").read_text()
     assert "Not in this report (no completed run under `results`): dgufs, fsbc;" in text
+
+
+def test_reproduction_report_keeps_sections_of_runs_not_present(tmp_path, monkeypatch):
+    """Regenerating from the runs at hand replaces their sections and keeps (marked) the
+    sections of runs computed elsewhere; --drop-missing removes them."""
+    from ufs.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "old.md").write_text(
+        "# Reproduction\n\nintro\n\n<!-- results/dgufs -->\n## dgufs\n\nDGUFS CELLS\n\n"
+        "<!-- results/spcafs -->\n## spcafs\n\nOLD SPCAFS\n\n"
+        "Not in this report (no completed run under `results`): fsbc; run ...\n"
+    )
+    run = tmp_path / "results" / "spcafs"
+    (run / "tables").mkdir(parents=True)
+    (run / "tables" / "srbct.csv").write_text("dataset,method\nsrbct,spcafs\n")
+    (run / "tables" / "srbct.md").write_text("## srbct\n\n**ACC %**\n\n| NEW |\n")
+    (run / "timing.json").write_text(
+        '{"jobs": 1, "job_wall_seconds": 6, "solver_seconds": 3, "kmeans_seconds": 1}'
+    )
+    assert main(["reproduction", "--results", "results", "--out", "old.md"]) == 0
+    text = (tmp_path / "old.md").read_text()
+    assert "DGUFS CELLS" in text and "Kept from the previous report" in text
+    assert "| NEW |" in text and "OLD SPCAFS" not in text
+    assert text.count("<!-- run: dgufs -->") == 1 and text.count("Not in this report") == 0
+    # regenerating again does not stack the note
+    assert main(["reproduction", "--results", "results", "--out", "old.md"]) == 0
+    again = (tmp_path / "old.md").read_text()
+    assert again.count("Kept from the previous report") == 1 and "DGUFS CELLS" in again
+    assert main(["reproduction", "--results", "results", "--out", "old.md", "--drop-missing"]) == 0
+    assert "DGUFS CELLS" not in (tmp_path / "old.md").read_text()

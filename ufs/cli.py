@@ -73,10 +73,39 @@ def _oracle_acc_tables(run) -> list[str]:
     return out
 
 
+_MARKER = "<!-- run: {} -->"
+
+
+def _previous_sections(path) -> dict[str, str]:
+    """Sections of an existing report, by run name (``<!-- run: NAME -->`` markers; the
+    older ``<!-- results/NAME -->`` form is read too). Each runs to the next marker or to
+    the closing "Not in this report" line."""
+    import re
+    from pathlib import Path
+
+    path = Path(path)
+    if not path.exists():
+        return {}
+    text = path.read_text()
+    marks = list(re.finditer(r"^<!-- (?:run: )?(?:\S*/)?([A-Za-z0-9_]+) -->$", text, re.M))
+    out = {}
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
+        body = text[m.end() : end]
+        body = body.split("\nNot in this report", 1)[0]
+        out[m.group(1)] = body.strip("\n")
+    return out
+
+
 def _reproduction(args: argparse.Namespace) -> int:
     """Collect every ``<results>/*/comparison/*.md`` into one report; runs of papers
     without published tables (``<results>/<paper>/`` without ``comparison/``) show
-    their label-tuned ACC tables instead."""
+    their label-tuned ACC tables instead.
+
+    A run with no results under ``--results`` keeps its section of the existing report
+    (``--out``), with a line saying so: results computed on another machine or in an
+    earlier session are not erased by regenerating the report from the runs at hand.
+    ``--drop-missing`` removes them instead."""
     from pathlib import Path
 
     root = Path(args.results)
@@ -96,32 +125,44 @@ def _reproduction(args: argparse.Namespace) -> int:
         for d in (root.iterdir() if root.is_dir() else [])
         if (d / "tables").is_dir() or (d / "comparison").is_dir()
     )
-    n = 0
+    sections: dict[str, list[str]] = {}
     for run in runs:
         found = sorted((run / "comparison").glob("*.md"))
         if not found and not (run / "timing.json").exists():
             continue
-        parts.append(f"<!-- {run} -->")
+        body = []
         if not found:
-            parts += [
+            body += [
                 f"## {run.name}",
                 "",
                 "No published tables to compare with (the paper "
                 "reports figures only); our label-tuned ACC per h:",
                 "",
             ]
-        parts += _run_scope(run)
+        body += _run_scope(run)
         for md in found:
-            parts.append(md.read_text())
+            body.append(md.read_text())
         if not found:
-            parts += _oracle_acc_tables(run)
-        n += 1
-    if not n:
+            body += _oracle_acc_tables(run)
+        sections[run.name] = body
+    computed = set(sections)
+    kept = []
+    if not getattr(args, "drop_missing", False):
+        keep_note = "*Kept from the previous report: no results of this run under"
+        for name, body in _previous_sections(args.out).items():
+            if name in sections:
+                continue
+            lines = [ln for ln in body.splitlines() if not ln.startswith(keep_note)]
+            sections[name] = [f"{keep_note} `{root}` when it was regenerated.*", ""] + lines
+            kept.append(name)
+    for name in sorted(sections):
+        parts.append(_MARKER.format(name))
+        parts += sections[name]
+    if not sections:
         parts.append("No comparison has been run yet.")
-    reported = {run.name for run in runs}
     configs = Path("config/experiments")
     missing = sorted(
-        c.stem for c in (configs.glob("*.yaml") if configs.is_dir() else []) if c.stem not in reported
+        c.stem for c in (configs.glob("*.yaml") if configs.is_dir() else []) if c.stem not in sections
     )
     if missing:
         parts.append(
@@ -130,7 +171,8 @@ def _reproduction(args: argparse.Namespace) -> int:
         )
     text = "\n".join(parts) + "\n"
     Path(args.out).write_text(text)
-    print(f"wrote {args.out} from {n} run(s)")
+    msg = f"wrote {args.out} from {len(computed)} run(s)"
+    print(msg + (f"; kept {', '.join(sorted(kept))} from the previous report" if kept else ""))
     return 0
 
 
@@ -174,6 +216,11 @@ def main(argv: list[str] | None = None) -> int:
     rep = sub.add_parser("reproduction", help="collect paper comparisons into one markdown report")
     rep.add_argument("--results", default="results")
     rep.add_argument("--out", default="docs/reproduction.md")
+    rep.add_argument(
+        "--drop-missing",
+        action="store_true",
+        help="drop sections of runs without results under --results (default: keep them)",
+    )
     par = sub.add_parser("parity", help="compare with the authors' code's reference outputs")
     par.add_argument("--root", default=None, help="shared/parity folder (default: beside the repo)")
     par.add_argument("--out", default="docs/parity.md")
