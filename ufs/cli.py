@@ -1,5 +1,5 @@
-"""``ufs`` command line: list methods, run a small end-to-end demo, write the reproduction
-and parity reports."""
+"""ufs command line: list the registered methods, run a small end-to-end demo, write the
+reproduction and parity reports."""
 
 from __future__ import annotations
 
@@ -17,7 +17,19 @@ def _demo(args: argparse.Namespace) -> int:
     data = load_dataset(args.dataset)
     X, y = data.X, data.y
     k = data.n_classes
-    Z = standardize(X).X
+    std = standardize(X)
+    Z = std.X
+    usable = int((~std.constant).sum())
+    if args.h < 1:
+        print(f"error: --h must be >= 1; got {args.h}", file=sys.stderr)
+        return 2
+    if args.h > usable:
+        print(
+            f"note: --h {args.h} exceeds the {usable} non-constant features of "
+            f"{args.dataset}; using h = {usable} (all of them)",
+            file=sys.stderr,
+        )
+        args.h = usable
     print(f"{args.dataset}: n={X.shape[0]} p={X.shape[1]} k={k} h={args.h} R={args.restarts}")
     print(f"{'method':<18}{'ACC':>14}{'NMI':>14}{'seconds':>10}")
     for name in args.methods:
@@ -31,6 +43,35 @@ def _demo(args: argparse.Namespace) -> int:
             f"{name:<18}{res.mean('acc'):>8.3f}±{res.std('acc'):.3f}"
             f"{res.mean('nmi'):>8.3f}±{res.std('nmi'):.3f}{dt:>10.3f}"
         )
+    return 0
+
+
+def _methods(args: argparse.Namespace) -> int:
+    """One block per registered method: kind, reference, label-free defaults, the paper's
+    grid (settings count) and fixed parameters; ``--brief`` gives one line each."""
+    from .registry import available_methods, expand_grid, get_method
+
+    names = args.names or available_methods()
+    unknown = [n for n in names if n not in available_methods()]
+    if unknown:
+        print(f"error: unknown method(s) {unknown}; see `ufs methods`", file=sys.stderr)
+        return 2
+    for name in names:
+        spec = get_method(name)
+        if args.brief:
+            print(f"{name:<20}{spec.kind:<9}{spec.reference}")
+            continue
+        print(f"{name}  ({spec.kind})  {spec.reference}")
+        fmt = lambda d: ", ".join(f"{k}={v}" for k, v in d.items()) or "-"  # noqa: E731
+        print(f"    label-free defaults: {fmt(spec.defaults)}")
+        if spec.grid:
+            n = len(expand_grid(spec.grid))
+            grid = "; ".join(f"{k} in {v}" for k, v in spec.grid.items())
+            print(f"    label-tuned grid ({n} settings): {grid}")
+        else:
+            print("    label-tuned grid: none (no parameters to tune)")
+        if spec.fixed:
+            print(f"    fixed: {fmt(spec.fixed)}")
     return 0
 
 
@@ -205,10 +246,16 @@ def _parity(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ufs", description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("methods", help="list registered methods with their kind")
+    met = sub.add_parser(
+        "methods", help="list registered methods: kind, paper, label-free defaults, grid"
+    )
+    met.add_argument("names", nargs="*", help="only these methods")
+    met.add_argument("--brief", action="store_true", help="one line per method")
     demo = sub.add_parser("demo", help="select features on a bundled dataset and evaluate")
     demo.add_argument("--dataset", default="digits", choices=["digits", "wine", "breast_cancer"])
-    demo.add_argument("--h", type=int, default=20)
+    demo.add_argument(
+        "--h", type=int, default=20, help="features to select (at most the dataset's features)"
+    )
     demo.add_argument("--restarts", type=int, default=20)
     demo.add_argument(
         "--methods", nargs="+", default=["all_features", "random", "kmeans_ufs", "kmeans_ufs_exact"]
@@ -231,12 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "parity":
         return _parity(args)
     if args.cmd == "methods":
-        from .registry import available_methods, get_method
-
-        for name in available_methods():
-            spec = get_method(name)
-            print(f"{name:<20}{spec.kind:<9}{spec.reference}")
-        return 0
+        return _methods(args)
     return _demo(args)
 
 
