@@ -13,7 +13,15 @@ if "datasets" not in config:
     configfile: f"{workflow.basedir}/config/config.yaml"
 
 
-validate(config, f"{workflow.basedir}/workflow/schemas/config.schema.yaml")
+# before the schema: a YAML "billion laughs" config would hang its validation for hours
+from snakemake.exceptions import WorkflowError
+from ufs.bench.config import ConfigError, check_config_size, schema_error_message
+
+try:
+    check_config_size(config)
+    validate(config, f"{workflow.basedir}/workflow/schemas/config.schema.yaml")
+except (ConfigError, WorkflowError) as exc:  # the key and the rule, not the value in full
+    raise WorkflowError(schema_error_message(exc)) from None
 
 
 include: "workflow/rules/common.smk"
@@ -31,3 +39,13 @@ rule all:
     input:
         all_targets(),
     default_target: True
+
+
+# Solver failures (fits that did not converge or diverged) are repeated at the end of a
+# successful run: the summary job writes them to fit_status.json (ufs.bench.aggregate).
+onsuccess:
+    from ufs.bench.aggregate import fit_status_warning
+
+    _fit_warning = fit_status_warning(f"{OUT}/fit_status.json")
+    if _fit_warning:
+        logger.warning(_fit_warning)

@@ -139,3 +139,32 @@ def test_centres_are_weighted_least_squares(rng):
     C = RUFS._centres(X, Y, u)
     grad = ((Y @ C.T - X) * u[:, None]).T @ Y  # gradient of Σ u_i ||x_i − C y_i||² / 2
     np.testing.assert_allclose(grad, 0, atol=1e-9)
+
+
+def test_zero_residual_rows_take_the_zero_subgradient():
+    # an all-zero sample with y_i = 0 has a zero residual row: its ℓ2,1 gradient term is the
+    # subgradient 0, not 0/0 = NaN (sklearn's check_estimators_dtypes: integer data)
+    X = np.array([[0, 0, 0], [1, 2, 0], [2, 1, 1], [0, 2, 2], [1, 0, 2], [2, 2, 1]], float)
+    Y = np.array([[0.0, 0.0], [1, 0], [0, 1], [1, 0], [0, 1], [1, 1]])
+    C = np.abs(np.arange(6.0).reshape(3, 2)) + 1
+    W = np.zeros((3, 2))
+    L = laplacian(knn_graph(X, 2), normalized=True)
+    blocks = _Blocks(X, L, 1.0, 1.0, 0.1, 1e-4, 1e7, 1e-16)
+    for g in (blocks.w(Y)[1](W), blocks.y(C, W)[1](Y), blocks.c(Y, C)[1](C)):
+        assert np.isfinite(g).all()
+    # rows with a positive norm: unchanged (M / ||m_i||)
+    R = Y @ C.T - X
+    r = np.linalg.norm(R, axis=1)
+    expected = (
+        (R[1:] / r[1:, None]) @ C
+        + 0.1
+        + 2.0 * (L @ Y)[1:]
+        + Y[1:] / np.linalg.norm(Y[1:], axis=1)[:, None]
+        + 1e7 * Y[1:] @ (Y.T @ Y - np.eye(2))
+    )
+    np.testing.assert_allclose(blocks.y(C, W)[1](Y)[1:], expected, rtol=1e-12)
+    rng = np.random.default_rng(0)
+    Xi = (3 * rng.uniform(size=(20, 5))).astype(np.int64)
+    Xi[0] = 0
+    est = RUFS(1, 2, random_state=1).fit(Xi)
+    assert np.isfinite(est.scores_).all()

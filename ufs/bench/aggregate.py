@@ -8,6 +8,13 @@ Two parameter-selection protocols, always labelled:
 
 Replicates of a simulated dataset are pooled: ACC/NMI/ARI/NE mean ± std over all
 restarts of all replicates, TP@h and CP@h averaged over replicates (GOLFS Eqs. 19-20).
+
+Solver status (:func:`ufs.bench.steps.fit_status`, one definition): every fit is ``ok``,
+``fixed_budget`` (exactly ``max_iter`` iterations by design, ``tol = 0``: not a failure),
+``not_converged`` or ``diverged``. A table cell or figure point is marked when a fit behind
+it did not converge (``†``, hollow marker) or diverged (``‡``, cross); the CSV has the
+worst ``status`` of each row and the counts; ``summary.md`` counts the failed fits per
+method and data set and ``fit_status.json`` feeds the warning printed at the end of a run.
 """
 
 from __future__ import annotations
@@ -19,16 +26,66 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .io import read_evaluations, write_text, write_with
+from .io import read_evaluations, write_json, write_text, write_with
 
-__all__ = ["collect", "select_protocols", "markdown_tables", "plot_dataset", "timing_summary"]
+__all__ = [
+    "collect",
+    "select_protocols",
+    "markdown_tables",
+    "plot_dataset",
+    "timing_summary",
+    "fit_records",
+    "failure_counts",
+    "failure_markdown",
+    "failure_report",
+    "fit_status_warning",
+    "write_summary",
+    "STATUS_MARK",
+    "STATUS_LEGEND",
+]
 
 METRIC_COLS = ("acc", "nmi", "ari", "ne")
+#: worst first (ufs.bench.steps.FIT_STATUSES)
+STATUS_ORDER = ("diverged", "not_converged", "fixed_budget", "ok")
+STATUS_MARK = {"not_converged": "†", "diverged": "‡"}
+STATUS_LEGEND = (
+    "† a fit behind the number did not converge (its convergence tolerance was not met "
+    "within max_iter); ‡ a fit diverged (overflow or a non-finite objective; the last finite "
+    "iterate was used). A fixed iteration budget by design (tol = 0) is not marked."
+)
+
+
+def _worst(statuses) -> str:
+    present = set(statuses)
+    return next((s for s in STATUS_ORDER if s in present), "ok")
+
+
+def _fit_label(kind: str, h) -> str:
+    return {"ranking": "rank", "full": "all"}.get(kind, f"h{h}")
+
+
+def _row_status(ev: dict[str, Any], row: dict[str, Any], cache: dict) -> str:
+    """The row's ``fit_status``; computed from its recorded facts for evaluation files
+    written before the status was recorded."""
+    if "fit_status" in row:
+        return row["fit_status"]
+    from .steps import fit_status, fixed_iteration_budget
+
+    key = (ev["method"], repr(sorted(ev["params"].items())))
+    if key not in cache:
+        cache[key] = fixed_iteration_budget(ev["method"], ev["params"])
+    return fit_status(
+        row.get("fit_info", {}),
+        row.get("objective_curve"),
+        row.get("fit_warnings", []),
+        fixed_budget=cache[key],
+    )
 
 
 def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
     """One row per (method, setting, h) with replicate-pooled statistics."""
     pooled: dict[tuple, dict[str, Any]] = {}
+    budget_cache: dict = {}
     for ev in read_evaluations(evaluation_files):
         for row in ev["results"]:
             key = (ev["method"], ev["pid"], row["h_label"])
@@ -49,10 +106,12 @@ def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
                     "cp": [],
                     "fit_seconds": [],
                     "curves": [],
+                    "statuses": [],
                     "replicates": 0,
                 },
             )
             e["replicates"] += 1
+            e["statuses"].append(_row_status(ev, row, budget_cache))
             for m in METRIC_COLS:
                 e["per"][m].extend(row["per_restart"][m])
             for m in ("tp", "cp"):
@@ -86,6 +145,9 @@ def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
         rec["cp"] = float(np.mean(e["cp"])) if e["cp"] else np.nan
         rec["fit_seconds"] = float(np.mean(e["fit_seconds"]))
         rec["objective_curve"] = e["curves"][0] if e["curves"] else None
+        rec["status"] = _worst(e["statuses"])
+        for st in ("not_converged", "diverged", "fixed_budget"):
+            rec[f"n_{st}"] = sum(s == st for s in e["statuses"])
         records.append(rec)
     df = pd.DataFrame.from_records(records)
     return df.sort_values(["method", "h", "pid"]).reset_index(drop=True)
@@ -146,26 +208,40 @@ def markdown_tables(sel: pd.DataFrame, base: str, oracle_metric: str = "acc") ->
                 + (" | best over h |" if m in ("acc", "nmi") else " |")
             )
             lines.append("|---" * (len(hs) + 1 + (m in ("acc", "nmi"))) + "|")
+            marked = False
             for method, g in part.groupby("method", sort=True):
                 cells = []
                 g = g.set_index("h_label")
+                status = g["status"] if "status" in g else pd.Series("ok", index=g.index)
                 for h in hs:
                     if h not in g.index:
                         cells.append("")
-                    elif m in ("acc", "nmi"):
+                        continue
+                    mark = STATUS_MARK.get(status[h], "")
+                    marked |= bool(mark)
+                    if m in ("acc", "nmi"):
                         cells.append(
-                            f"{100 * g.loc[h, f'{m}_mean']:.1f} ± {100 * g.loc[h, f'{m}_std']:.1f}"
+                            f"{100 * g.loc[h, f'{m}_mean']:.1f} ± "
+                            f"{100 * g.loc[h, f'{m}_std']:.1f}{mark}"
                         )
                     else:
-                        cells.append(f"{g.loc[h, m]:.2f}")
+                        cells.append(f"{g.loc[h, m]:.2f}{mark}")
                 if m in ("acc", "nmi"):
                     b = g[f"{m}_mean"].idxmax()
                     cells.append(
-                        f"{100 * g.loc[b, f'{m}_mean']:.1f} ± {100 * g.loc[b, f'{m}_std']:.1f} (h={b})"
+                        f"{100 * g.loc[b, f'{m}_mean']:.1f} ± {100 * g.loc[b, f'{m}_std']:.1f}"
+                        f"{STATUS_MARK.get(status[b], '')} (h={b})"
                     )
                 lines.append(f"| {method} | " + " | ".join(cells) + " |")
             lines.append("")
+            if marked:
+                lines += [f"_{STATUS_LEGEND}_", ""]
     return "\n".join(lines)
+
+
+def _curve(c) -> np.ndarray:
+    """An objective curve from JSON (non-finite values stored as None / "inf")."""
+    return np.array([np.nan if v is None else float(v) for v in c], dtype=float)
 
 
 def _save_figure(fig, path: Path, dpi: int) -> Path:
@@ -192,8 +268,11 @@ def plot_dataset(df: pd.DataFrame, sel: pd.DataFrame, base: str, outdir: str | P
         m: {"color": cmap(i % 20), "marker": "osD^v<>p*h"[i % 10], "ls": "-" if i < 10 else "--"}
         for i, m in enumerate(methods)
     }
+    from matplotlib.lines import Line2D
+
     for m in ("acc", "nmi"):
         fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+        flagged: set[str] = set()
         for ax, protocol in zip(axes, ("oracle", "label_free"), strict=True):
             part = sel[sel["protocol"] == protocol]
             for method, g in part.groupby("method"):
@@ -221,6 +300,25 @@ def plot_dataset(df: pd.DataFrame, sel: pd.DataFrame, base: str, outdir: str | P
                     color=st["color"],
                     alpha=0.08,
                 )
+                status = g["status"] if "status" in g else pd.Series("ok", index=g.index)
+                nc, dv = g[status == "not_converged"], g[status == "diverged"]
+                if len(nc):  # hollow: the fit did not converge
+                    ax.scatter(
+                        nc["h"],
+                        nc[f"{m}_mean"],
+                        s=55,
+                        marker=st["marker"],
+                        facecolors="white",
+                        edgecolors=st["color"],
+                        linewidths=1.5,
+                        zorder=4,
+                    )
+                    flagged.add("not_converged")
+                if len(dv):  # cross: the fit diverged
+                    ax.scatter(
+                        dv["h"], dv[f"{m}_mean"], s=60, marker="x", color="black", lw=2, zorder=5
+                    )
+                    flagged.add("diverged")
             title = (
                 "label-tuned (oracle, uses labels)"
                 if protocol == "oracle"
@@ -231,6 +329,12 @@ def plot_dataset(df: pd.DataFrame, sel: pd.DataFrame, base: str, outdir: str | P
             ax.grid(alpha=0.3)
         axes[0].set_ylabel(f"{m.upper()} (mean ± std over k-means restarts)")
         handles, labels = axes[1].get_legend_handles_labels()
+        if "not_converged" in flagged:
+            handles.append(Line2D([], [], ls="", marker="o", mfc="white", mec="0.3", mew=1.5, ms=7))
+            labels.append("† not converged")
+        if "diverged" in flagged:
+            handles.append(Line2D([], [], ls="", marker="x", color="black", mew=2, ms=7))
+            labels.append("‡ diverged")
         fig.legend(
             handles,
             labels,
@@ -258,20 +362,26 @@ def plot_dataset(df: pd.DataFrame, sel: pd.DataFrame, base: str, outdir: str | P
         g = curves[curves["method"] == method].sort_values("h")
         if g["kind"].iloc[0] == "ranking":
             g = g.iloc[:1]  # one fit serves every h
-        for _, r in g.iterrows():
-            y = np.asarray(r["objective_curve"], dtype=float)
+        status = g["status"] if "status" in g else pd.Series("ok", index=g.index)
+        for i, r in g.iterrows():
+            y = _curve(r["objective_curve"])
             label = "all h" if r["kind"] == "ranking" else f"h={r['h_label']}"
-            ax.plot(np.arange(1, y.size + 1), y, lw=1, label=label)
-        vals = np.concatenate([np.asarray(c, dtype=float) for c in g["objective_curve"]])
-        if np.all(vals > 0) and vals.max() / max(vals.min(), 1e-300) > 100:
+            ax.plot(np.arange(1, y.size + 1), y, lw=1, label=label + STATUS_MARK.get(status[i], ""))
+        vals = np.concatenate([_curve(c) for c in g["objective_curve"]])
+        vals = vals[np.isfinite(vals)]
+        if vals.size and np.all(vals > 0) and vals.max() / max(vals.min(), 1e-300) > 100:
             ax.set_yscale("log")
-        ax.set_title(method, fontsize=9)
+        ax.set_title(method + STATUS_MARK.get(_worst(status), ""), fontsize=9)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6)
     fig.supxlabel("iteration", fontsize=9)
     fig.supylabel("objective (each method's own scale)", fontsize=9)
-    fig.suptitle(f"{base}: convergence (label-free settings)")
+    marks = set(curves["status"]) & set(STATUS_MARK) if "status" in curves else set()
+    legend = "; ".join(
+        {"not_converged": "† did not converge", "diverged": "‡ diverged"}[s] for s in sorted(marks)
+    )
+    fig.suptitle(f"{base}: convergence (label-free settings)" + (f"\n{legend}" if legend else ""))
     fig.tight_layout()
     written.append(_save_figure(fig, outdir / "convergence.png", dpi=100))
     # run time per method (label-free settings, mean over h)
@@ -314,3 +424,199 @@ def write_dataset_outputs(
     write_with(out_csv, lambda p: sel[cols].to_csv(p, index=False))
     write_text(out_md, markdown_tables(sel, base, oracle_metric))
     plot_dataset(df, sel, base, figdir)
+
+
+def fit_records(evaluation_files: list[str | Path]) -> pd.DataFrame:
+    """One row per fit (a ranking fit serves every h; replicates are separate fits):
+    ``dataset`` (instance), ``base``, ``method``, ``pid``, ``fit`` label, ``status``,
+    ``n_iter``, ``in_grid``, ``label_free``."""
+    seen: dict[tuple, dict[str, Any]] = {}
+    cache: dict = {}
+    for ev in read_evaluations(evaluation_files):
+        for row in ev["results"]:
+            label = _fit_label(ev["kind"], row["h"])
+            key = (ev["dataset"], ev["method"], ev["pid"], label)
+            if key in seen:
+                continue
+            seen[key] = {
+                "dataset": ev["dataset"],
+                "base": ev.get("dataset_base", ev["dataset"]),
+                "method": ev["method"],
+                "pid": ev["pid"],
+                "fit": label,
+                "status": _row_status(ev, row, cache),
+                "n_iter": row.get("fit_info", {}).get("n_iter"),
+                "in_grid": ev["in_grid"],
+                "label_free": ev["label_free"],
+            }
+    cols = ["dataset", "base", "method", "pid", "fit", "status", "n_iter", "in_grid", "label_free"]
+    return pd.DataFrame.from_records(list(seen.values()), columns=cols)
+
+
+def failure_counts(fits: pd.DataFrame) -> pd.DataFrame:
+    """Per method and data set (replicates pooled): the number of fits, of fits that did
+    not converge / diverged / ran a fixed budget, of settings and of settings affected."""
+    cols = [
+        "method",
+        "dataset",
+        "fits",
+        "not_converged",
+        "diverged",
+        "fixed_budget",
+        "settings",
+        "settings_affected",
+    ]
+    rows = []
+    for (method, base), g in fits.groupby(["method", "base"], sort=True):
+        bad = g["status"].isin(STATUS_MARK)
+        rows.append(
+            {
+                "method": method,
+                "dataset": base,
+                "fits": len(g),
+                "not_converged": int((g["status"] == "not_converged").sum()),
+                "diverged": int((g["status"] == "diverged").sum()),
+                "fixed_budget": int((g["status"] == "fixed_budget").sum()),
+                "settings": g["pid"].nunique(),
+                "settings_affected": g.loc[bad, "pid"].nunique(),
+            }
+        )
+    return pd.DataFrame.from_records(rows, columns=cols)
+
+
+def failure_markdown(counts: pd.DataFrame) -> str:
+    """The ``summary.md`` section: failed fits per method and data set."""
+    total = int(counts["fits"].sum()) if len(counts) else 0
+    nc = int(counts["not_converged"].sum()) if len(counts) else 0
+    dv = int(counts["diverged"].sum()) if len(counts) else 0
+    lines = [
+        "## Solver failures",
+        "",
+        f"{nc} of {total} fits did not converge (†) and {dv} diverged (‡); every grid setting "
+        "and h is counted, simulation replicates separately, a ranking method's one fit "
+        "once for all h. " + STATUS_LEGEND + " Their numbers are marked in the per-data-set "
+        "tables, the CSVs (`status`, `n_not_converged`, `n_diverged`) and the figures "
+        "(hollow marker: not converged; ×: diverged).",
+        "",
+    ]
+    bad = counts[(counts["not_converged"] + counts["diverged"]) > 0]
+    if bad.empty:
+        lines += ["No fit failed.", ""]
+    else:
+        lines += [
+            "| method | data set | fits | † not converged | ‡ diverged | settings affected |",
+            "|---|---|---|---|---|---|",
+        ]
+        for _, r in bad.iterrows():
+            lines.append(
+                f"| {r['method']} | {r['dataset']} | {r['fits']} | {r['not_converged']} | "
+                f"{r['diverged']} | {r['settings_affected']} of {r['settings']} |"
+            )
+        lines.append("")
+    budget = counts[counts["fixed_budget"] > 0].groupby("method")["fixed_budget"].sum()
+    if len(budget):
+        lines += [
+            "Fixed iteration budget by design (`tol = 0`: exactly `max_iter` iterations, the "
+            "authors' rule; not a failure, not marked): "
+            + ", ".join(f"{m} ({n} fits)" for m, n in budget.items())
+            + ".",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def failure_report(counts: pd.DataFrame, summary: str | Path = "summary.md") -> dict[str, Any]:
+    """``fit_status.json``: totals and the affected method × data set counts."""
+    bad = counts[(counts["not_converged"] + counts["diverged"]) > 0]
+    return {
+        "fits": int(counts["fits"].sum()) if len(counts) else 0,
+        "not_converged": int(counts["not_converged"].sum()) if len(counts) else 0,
+        "diverged": int(counts["diverged"].sum()) if len(counts) else 0,
+        "fixed_budget": int(counts["fixed_budget"].sum()) if len(counts) else 0,
+        "affected": bad.to_dict(orient="records"),
+        "summary": str(summary),
+    }
+
+
+def fit_status_warning(report: dict[str, Any] | str | Path) -> str | None:
+    """The end-of-run warning for a ``fit_status.json`` (or its dict); ``None`` if no fit
+    failed or the file does not exist."""
+    if not isinstance(report, dict):
+        path = Path(report)
+        if not path.exists():
+            return None
+        import json
+
+        report = json.loads(path.read_text())
+    if not report.get("affected"):
+        return None
+    lines = [
+        f"UFS-bench: {report['not_converged']} of {report['fits']} fits did not converge (†) "
+        f"and {report['diverged']} diverged (‡); their numbers are marked in the tables and "
+        f"figures (see {report['summary']}, 'Solver failures'):"
+    ]
+    width = max(len(a["method"]) for a in report["affected"])
+    dwidth = max(len(a["dataset"]) for a in report["affected"])
+    for a in report["affected"]:
+        what = []
+        if a["not_converged"]:
+            what.append(f"{a['not_converged']} not converged")
+        if a["diverged"]:
+            what.append(f"{a['diverged']} diverged")
+        lines.append(
+            f"  {a['method']:<{width}}  {a['dataset']:<{dwidth}}  {', '.join(what)} of "
+            f"{a['fits']} fits; {a['settings_affected']} of {a['settings']} settings"
+        )
+    return "\n".join(lines)
+
+
+def write_summary(
+    tables_md: list[str | Path],
+    tables_csv: list[str | Path],
+    benchmarks: list[str | Path],
+    evaluations: list[str | Path],
+    out_md: str | Path,
+    out_timing: str | Path,
+    out_status: str | Path,
+    cd_figures: dict[tuple[str, str], str | Path],
+    *,
+    alpha: float = 0.05,
+) -> str | None:
+    """``summary.md`` (ranks across data sets, solver failures, scores and ranks per data
+    set, timing, the per-data-set tables), ``timing.json``, ``fit_status.json`` and the CD
+    diagrams ``cd_figures[(protocol, metric)]``. Returns the end-of-run warning, if any."""
+    import os
+
+    from . import ranking
+
+    timing = timing_summary(benchmarks, evaluations)
+    write_json(out_timing, timing)
+    tables = pd.concat([pd.read_csv(t) for t in tables_csv], ignore_index=True)
+    results = ranking.rank_all(tables, alpha=alpha)
+    for r in results:
+        ranking.plot_cd(r, cd_figures[(r.protocol, r.metric)])
+    counts = failure_counts(fit_records(evaluations))
+    report = failure_report(counts, out_md)
+    write_json(out_status, report)
+    figdir = os.path.relpath(Path(next(iter(cd_figures.values()))).parent, Path(out_md).parent)
+    parts = [
+        "# UFS-bench results",
+        "",
+        "Parameter protocols: **label-tuned (oracle)** picks the best grid setting per method "
+        "and h using the labels (what the papers report); **label-free** uses each method's "
+        "documented defaults. Values are mean ± std over k-means restarts.",
+        "",
+        ranking.overview_markdown(results, figure_dir=figdir),
+        failure_markdown(counts),
+        ranking.details_markdown(results),
+        "## Time",
+        "",
+        f"Jobs: {timing['jobs']}; job wall time summed over jobs: "
+        f"{timing['job_wall_seconds']:.1f} s; in solvers: {timing['solver_seconds']:.1f} s; "
+        f"in k-means evaluation: {timing['kmeans_seconds']:.1f} s; share outside solvers and "
+        f"k-means (start-up, imports, I/O): {100 * timing['outside_share']:.0f}%.",
+        "",
+    ]
+    parts += [Path(t).read_text() for t in tables_md]
+    write_text(out_md, "\n".join(parts))
+    return fit_status_warning(report)

@@ -59,6 +59,14 @@ def _vdot(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.vdot(a, b))
 
 
+def _unit_rows(M: np.ndarray, norms: np.ndarray) -> np.ndarray:
+    """``M_i / norms_i`` row by row, ``0`` where ``norms_i = 0``: the gradient of
+    ``Σ_i ||m_i||``, with the subgradient ``0`` at a zero row (e.g. a residual row of an
+    all-zero sample with ``y_i = 0``) instead of ``0/0 = NaN``. Identical to ``M / norms``
+    wherever the norm is positive."""
+    return np.divide(M, norms[:, None], out=np.zeros_like(M), where=norms[:, None] > 0)
+
+
 def _two_loop(g: np.ndarray, pairs: list[tuple[np.ndarray, np.ndarray, float]]) -> np.ndarray:
     """``H g`` by the L-BFGS two-loop recursion (Nocedal & Wright, Alg. 7.4) over the
     stored ``(s, y, 1/yᵀs)`` pairs, oldest first; ``H₀ = sᵀy / yᵀy`` of the newest pair
@@ -172,7 +180,7 @@ class _Blocks:
 
         def grad(W):
             H = X @ W - Y
-            return a * X.T @ (H / row_norms(H)[:, None]) + b * W / (row_norms(W) + eps)[:, None]
+            return a * X.T @ _unit_rows(H, row_norms(H)) + b * W / (row_norms(W) + eps)[:, None]
 
         return fun, grad
 
@@ -195,10 +203,10 @@ class _Blocks:
             R, r = self._resid(Y, C)
             H = Y - XW
             return (
-                (R / r[:, None]) @ C
+                _unit_rows(R, r) @ C
                 + self.mu
                 + 2.0 * (self.nuL @ Y)
-                + self.alpha * H / row_norms(H)[:, None]
+                + self.alpha * _unit_rows(H, row_norms(H))
                 + self.zeta * Y @ (Y.T @ Y - I_c)
             )
 
@@ -215,7 +223,7 @@ class _Blocks:
         def grad(C):
             R, r = self._resid(Y, C)
             w = r0 if self.frozen_weights else r
-            return (R / w[:, None]).T @ Y + self.delta * C / (row_norms(C) + self.eps)[:, None]
+            return _unit_rows(R, w).T @ Y + self.delta * C / (row_norms(C) + self.eps)[:, None]
 
         return fun, grad
 

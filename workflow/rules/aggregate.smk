@@ -44,11 +44,35 @@ rule aggregate_dataset:
 rule summary:
     input:
         tables=expand(f"{OUT}/tables/{{base}}.md", base=BASES),
+        csv=expand(f"{OUT}/tables/{{base}}.csv", base=BASES),
         benchmarks=all_benchmarks(),
         evaluations=[f for d in PLAN.instances for f in evaluations_of(d)],
     output:
         md=report(f"{OUT}/summary.md", category="Summary"),
         timing=f"{OUT}/timing.json",
+        # solver failures counted over every fit; read by the Snakefile's onsuccess handler
+        status=f"{OUT}/fit_status.json",
+        # critical-difference diagrams: average ranks across data sets (ufs.bench.ranking)
+        cd_oracle_acc=report(
+            f"{OUT}/figures/cd_oracle_acc.png",
+            category="Across data sets",
+            labels={"protocol": "label-tuned (oracle)", "figure": "CD diagram, ACC"},
+        ),
+        cd_oracle_nmi=report(
+            f"{OUT}/figures/cd_oracle_nmi.png",
+            category="Across data sets",
+            labels={"protocol": "label-tuned (oracle)", "figure": "CD diagram, NMI"},
+        ),
+        cd_label_free_acc=report(
+            f"{OUT}/figures/cd_label_free_acc.png",
+            category="Across data sets",
+            labels={"protocol": "label-free defaults", "figure": "CD diagram, ACC"},
+        ),
+        cd_label_free_nmi=report(
+            f"{OUT}/figures/cd_label_free_nmi.png",
+            category="Across data sets",
+            labels={"protocol": "label-free defaults", "figure": "CD diagram, NMI"},
+        ),
     log:
         f"{OUT}/logs/summary.log",
     resources:

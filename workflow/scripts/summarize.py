@@ -1,28 +1,27 @@
-"""Collect the per-dataset tables and the timing into one summary (adapter)."""
+"""Ranks across data sets, solver failures, timing and the per-dataset tables in one
+summary; the failure warning goes to the job log (the Snakefile repeats it at the end)."""
 
-from pathlib import Path
+import sys
 
 from _job import setup
 
-from ufs.bench.aggregate import timing_summary
-from ufs.bench.io import write_json, write_text
+from ufs.bench.aggregate import write_summary
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
-timing = timing_summary(list(sm.input.benchmarks), list(sm.input.evaluations))
-write_json(sm.output.timing, timing)
-parts = [
-    "# UFS-bench results",
-    "",
-    "Parameter protocols: **label-tuned (oracle)** picks the best grid setting per method and h "
-    "using the labels (what the papers report); **label-free** uses each method's documented "
-    "defaults. Values are mean ± std over k-means restarts.",
-    "",
-    f"Jobs: {timing['jobs']}; job wall time summed over jobs: {timing['job_wall_seconds']:.1f} s; "
-    f"in solvers: {timing['solver_seconds']:.1f} s; in k-means evaluation: "
-    f"{timing['kmeans_seconds']:.1f} s; share outside solvers and k-means "
-    f"(start-up, imports, I/O): {100 * timing['outside_share']:.0f}%.",
-    "",
-]
-parts += [Path(t).read_text() for t in sm.input.tables]
-write_text(sm.output.md, "\n".join(parts))
+warning = write_summary(
+    list(sm.input.tables),
+    list(sm.input.csv),
+    list(sm.input.benchmarks),
+    list(sm.input.evaluations),
+    sm.output.md,
+    sm.output.timing,
+    sm.output.status,
+    {
+        (protocol, metric): getattr(sm.output, f"cd_{protocol}_{metric}")
+        for protocol in ("oracle", "label_free")
+        for metric in ("acc", "nmi")
+    },
+)
+if warning:  # to the job's log; the Snakefile's onsuccess handler repeats it at the end
+    print(warning, file=sys.stderr)

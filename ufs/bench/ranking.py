@@ -1,0 +1,456 @@
+"""Methods compared across data sets: average ranks, Friedman test, Nemenyi critical
+difference and the critical-difference (CD) diagram (Demšar, JMLR 7:1-30, 2006).
+
+Per protocol (``oracle`` = label-tuned, ``label_free`` = documented defaults) and metric
+(ACC, NMI):
+
+* **score** of a method on a data set: the mean over the data set's ``h`` grid of the
+  metric's mean over k-means restarts (and simulation replicates), read from the
+  protocol's rows of the per-data-set table (oracle: the best grid setting at each ``h``;
+  label-free: the default setting). A ``full`` method (all features) has one row, used
+  for every ``h``. ``h_aggregate="max"`` uses the best ``h`` instead.
+* **ranks** per data set: 1 = highest score, ties get the average rank
+  (:func:`scipy.stats.rankdata`); the **average rank** is their mean over data sets.
+* **Friedman test** (:func:`scipy.stats.friedmanchisquare`, with its tie correction) of
+  "all methods are equivalent"; needs ``k ≥ 3`` methods and ``N ≥ 2`` data sets. The
+  Iman-Davenport ``F`` (Demšar Eq. 2) is reported beside it.
+* **Nemenyi critical difference** ``CD = q_α √(k(k+1)/(6N))`` with
+  ``q_α = studentized_range.ppf(1 − α, k, ∞)/√2`` (Demšar Table 5): two methods whose
+  average ranks differ by less than ``CD`` are not significantly different. The CD
+  diagram joins such groups with a bar.
+
+Missing scores: the comparison needs every method on every data set. Data sets on which a
+compared method has no score are dropped; if fewer than two data sets would remain, the
+methods missing somewhere are dropped instead. Both are reported (``dropped_datasets``,
+``dropped_methods``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+__all__ = [
+    "RankResult",
+    "dataset_scores",
+    "rank_table",
+    "friedman",
+    "nemenyi_cd",
+    "nemenyi_q",
+    "cliques",
+    "rank_methods",
+    "rank_all",
+    "overview_markdown",
+    "details_markdown",
+    "plot_cd",
+    "PROTOCOLS",
+    "METRICS",
+]
+
+PROTOCOLS = ("oracle", "label_free")
+METRICS = ("acc", "nmi")
+PROTOCOL_TITLES = {"oracle": "label-tuned (oracle)", "label_free": "label-free defaults"}
+#: worst first; the marks of the per-data-set tables (ufs.bench.aggregate)
+STATUS_ORDER = ("diverged", "not_converged", "fixed_budget", "ok")
+STATUS_MARK = {"diverged": "‡", "not_converged": "†"}
+
+
+@dataclass
+class RankResult:
+    """The cross-data-set comparison of one protocol and metric."""
+
+    protocol: str
+    metric: str
+    scores: pd.DataFrame  # data sets × methods (compared ones), the per-data-set score
+    ranks: pd.DataFrame  # data sets × methods, 1 = best
+    avg_rank: pd.Series  # methods, ascending (best first)
+    status: pd.DataFrame  # data sets × methods: worst fit status behind each score
+    alpha: float = 0.05
+    statistic: float | None = None  # Friedman chi-square
+    pvalue: float | None = None
+    iman_davenport: float | None = None
+    iman_davenport_p: float | None = None
+    cd: float | None = None
+    groups: list[list[str]] = field(default_factory=list)
+    dropped_datasets: dict[str, list[str]] = field(default_factory=dict)  # → missing methods
+    dropped_methods: dict[str, list[str]] = field(default_factory=dict)  # → missing on
+    note: str = ""  # why the test is not applicable, if it is not
+
+    @property
+    def k(self) -> int:
+        return self.scores.shape[1]
+
+    @property
+    def n(self) -> int:
+        return self.scores.shape[0]
+
+    @property
+    def applicable(self) -> bool:
+        return self.statistic is not None
+
+    def method_status(self, method: str) -> str:
+        """The worst fit status behind the method's scores on the compared data sets."""
+        return _worst(self.status[method]) if method in self.status else "ok"
+
+
+def _worst(statuses) -> str:
+    present = {s for s in statuses if isinstance(s, str)}
+    return next((s for s in STATUS_ORDER if s in present), "ok")
+
+
+def dataset_scores(
+    tables: pd.DataFrame, protocol: str, metric: str, h_aggregate: str = "mean"
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(scores, statuses): data sets × methods from the per-data-set tables' rows.
+
+    ``tables`` has the columns of ``<out>/tables/<dataset>.csv`` (``dataset``,
+    ``protocol``, ``method``, ``h_label``, ``<metric>_mean``; ``status`` optional). A
+    method without rows on a data set is NaN there.
+    """
+    if h_aggregate not in ("mean", "max"):
+        raise ValueError(f"h_aggregate must be 'mean' or 'max'; got {h_aggregate!r}")
+    col = f"{metric}_mean"
+    part = tables[tables["protocol"] == protocol]
+    if part.empty:
+        empty = pd.DataFrame(dtype=float)
+        return empty, empty.astype(object)
+    g = part.groupby(["dataset", "method"])
+    scores = g[col].agg(h_aggregate).unstack("method")
+    if "status" in part:
+        status = g["status"].agg(_worst).unstack("method")
+    else:
+        status = pd.DataFrame("ok", index=scores.index, columns=scores.columns)
+    return scores.sort_index(axis=0).sort_index(axis=1), status.reindex_like(scores)
+
+
+def rank_table(scores: pd.DataFrame) -> pd.DataFrame:
+    """Ranks within each data set (row): 1 = highest score, ties averaged."""
+    ranks = np.vstack([stats.rankdata(-row) for row in scores.to_numpy(dtype=float)])
+    return pd.DataFrame(ranks, index=scores.index, columns=scores.columns)
+
+
+def nemenyi_q(k: int, alpha: float = 0.05) -> float:
+    """Demšar's ``q_α`` for ``k`` methods: the studentized range quantile over √2."""
+    return float(stats.studentized_range.ppf(1.0 - alpha, k, np.inf) / np.sqrt(2.0))
+
+
+def nemenyi_cd(k: int, n: int, alpha: float = 0.05) -> float:
+    """Nemenyi critical difference of average ranks (Demšar 2006, Sec. 3.2.2)."""
+    if k < 2 or n < 1:
+        raise ValueError(f"the critical difference needs k >= 2 methods and N >= 1; got {k}, {n}")
+    return nemenyi_q(k, alpha) * float(np.sqrt(k * (k + 1) / (6.0 * n)))
+
+
+def friedman(scores: pd.DataFrame) -> tuple[float, float, float, float]:
+    """Friedman χ² and p (scipy), Iman-Davenport ``F`` and p on a data sets × methods table."""
+    n, k = scores.shape
+    if k < 3 or n < 2:
+        raise ValueError(
+            f"the Friedman test needs k >= 3 methods and N >= 2 data sets; got {k}, {n}"
+        )
+    res = stats.friedmanchisquare(*(scores[c].to_numpy(dtype=float) for c in scores.columns))
+    chi2, p = float(res.statistic), float(res.pvalue)
+    denom = n * (k - 1) - chi2
+    if denom > 0:
+        f = (n - 1) * chi2 / denom
+        fp = float(stats.f.sf(f, k - 1, (k - 1) * (n - 1)))
+    else:  # identical rankings on every data set: F is infinite
+        f, fp = float("inf"), 0.0
+    return chi2, p, float(f), fp
+
+
+def cliques(avg_rank: pd.Series, cd: float) -> list[list[str]]:
+    """Maximal groups of methods (by ascending average rank) whose ranks all lie within
+    less than ``cd`` of each other: the bars of the CD diagram."""
+    r = avg_rank.sort_values()
+    names, vals = list(r.index), r.to_numpy()
+    out, last_end = [], -1
+    for i in range(len(vals)):
+        j = i
+        while j + 1 < len(vals) and vals[j + 1] - vals[i] < cd:
+            j += 1
+        if j > i and j > last_end:
+            out.append(names[i : j + 1])
+            last_end = j
+    return out
+
+
+def _complete_cases(scores: pd.DataFrame):
+    """Drop data sets (or, if fewer than two would remain, methods) with missing scores."""
+    scores = scores.dropna(axis=1, how="all")  # methods absent from this protocol
+    missing = scores.isna()
+    if not missing.any().any():
+        return scores, {}, {}
+    keep_rows = ~missing.any(axis=1)
+    if keep_rows.sum() >= 2:
+        dropped = {
+            d: sorted(scores.columns[missing.loc[d]].tolist()) for d in scores.index[~keep_rows]
+        }
+        return scores[keep_rows], dropped, {}
+    keep_cols = ~missing.any(axis=0)
+    dropped = {m: sorted(scores.index[missing[m]].tolist()) for m in scores.columns[~keep_cols]}
+    return scores.loc[:, keep_cols], {}, dropped
+
+
+def rank_methods(
+    tables: pd.DataFrame,
+    protocol: str,
+    metric: str,
+    *,
+    alpha: float = 0.05,
+    h_aggregate: str = "mean",
+) -> RankResult:
+    """Average ranks, Friedman test and Nemenyi CD of one protocol and metric."""
+    raw, status = dataset_scores(tables, protocol, metric, h_aggregate)
+    scores, dropped_d, dropped_m = _complete_cases(raw)
+    status = status.reindex(index=scores.index, columns=scores.columns) if len(raw) else status
+    n, k = scores.shape
+    if n == 0 or k == 0:
+        return RankResult(
+            protocol,
+            metric,
+            scores,
+            scores.copy(),
+            pd.Series(dtype=float),
+            status,
+            alpha,
+            dropped_datasets=dropped_d,
+            dropped_methods=dropped_m,
+            note="no method has a score under this protocol",
+        )
+    ranks = rank_table(scores)
+    avg = ranks.mean(axis=0).sort_values(kind="stable")
+    res = RankResult(
+        protocol,
+        metric,
+        scores[avg.index],
+        ranks[avg.index],
+        avg,
+        status[avg.index],
+        alpha,
+        dropped_datasets=dropped_d,
+        dropped_methods=dropped_m,
+    )
+    if k < 3 or n < 2:
+        res.note = (
+            f"Friedman test and critical difference not applicable: they need at least 3 "
+            f"methods and 2 data sets (here {k} and {n})"
+        )
+        return res
+    res.statistic, res.pvalue, res.iman_davenport, res.iman_davenport_p = friedman(scores)
+    res.cd = nemenyi_cd(k, n, alpha)
+    res.groups = cliques(avg, res.cd)
+    return res
+
+
+def rank_all(
+    tables: pd.DataFrame, *, alpha: float = 0.05, h_aggregate: str = "mean"
+) -> list[RankResult]:
+    """:func:`rank_methods` for every protocol × metric (ACC, NMI)."""
+    return [
+        rank_methods(tables, p, m, alpha=alpha, h_aggregate=h_aggregate)
+        for p in PROTOCOLS
+        for m in METRICS
+    ]
+
+
+def _fmt_p(p: float | None) -> str:
+    if p is None:
+        return "n/a"
+    return f"{p:.2g}" if p >= 1e-3 else f"{p:.1e}"
+
+
+def cd_figure_name(protocol: str, metric: str) -> str:
+    return f"cd_{protocol}_{metric}.png"
+
+
+def overview_markdown(results: list[RankResult], figure_dir: str = "figures") -> str:
+    """The opening of ``summary.md``: average ranks of every method under each protocol
+    and metric, then the Friedman test, CD and diagram of each."""
+    alpha = results[0].alpha if results else 0.05
+    lines = [
+        "## Across data sets: average rank (1 = best)",
+        "",
+        "Score of a method on a data set: the mean over the data set's h grid of the "
+        "metric's mean over k-means restarts (and replicates), in the protocol's rows of the "
+        "per-data-set tables. Methods are ranked on each data set (ties averaged) and the ranks "
+        "averaged over the data sets. Friedman test of the ranks; Nemenyi critical difference "
+        f"CD at α = {alpha:g}: methods whose average ranks differ by less than CD are not "
+        "significantly different (bars in the CD diagrams). † / ‡: at least one fit behind the "
+        "method's scores did not converge / diverged (see *Solver failures*).",
+        "",
+    ]
+    cols = [r for r in results if not r.avg_rank.empty]
+    methods = sorted({m for r in cols for m in r.avg_rank.index})
+    if cols:
+        first = cols[0].avg_rank
+        methods.sort(key=lambda m: (first.get(m, np.inf), m))
+        lines.append(
+            "| method | "
+            + " | ".join(f"{PROTOCOL_TITLES[r.protocol]} {r.metric.upper()}" for r in cols)
+            + " |"
+        )
+        lines.append("|---" * (len(cols) + 1) + "|")
+        for m in methods:
+            cells = []
+            for r in cols:
+                if m in r.avg_rank:
+                    cells.append(f"{r.avg_rank[m]:.2f}{STATUS_MARK.get(r.method_status(m), '')}")
+                else:
+                    cells.append("–")
+            lines.append(f"| {m} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += [
+        "| protocol | metric | methods k | data sets N | Friedman χ² | p | Iman-Davenport F | p "
+        f"| CD (α={alpha:g}) | CD diagram |",
+        "|---" * 10 + "|",
+    ]
+    for r in results:
+        fig = f"{figure_dir}/{cd_figure_name(r.protocol, r.metric)}"
+        if r.applicable:
+            cells = [
+                f"{r.statistic:.2f}",
+                _fmt_p(r.pvalue),
+                f"{r.iman_davenport:.2f}",
+                _fmt_p(r.iman_davenport_p),
+                f"{r.cd:.2f}",
+            ]
+        else:
+            cells = ["n/a"] * 5
+        lines.append(
+            f"| {PROTOCOL_TITLES[r.protocol]} | {r.metric.upper()} | {r.k} | {r.n} | "
+            + " | ".join(cells)
+            + f" | [{fig}]({fig}) |"
+        )
+    lines.append("")
+    for r in results:
+        what = f"{PROTOCOL_TITLES[r.protocol]} {r.metric.upper()}"
+        if r.note:
+            lines.append(f"- {what}: {r.note}.")
+        for d, ms in r.dropped_datasets.items():
+            lines.append(f"- {what}: data set {d} dropped (no score for {', '.join(ms)}).")
+        for m, ds in r.dropped_methods.items():
+            lines.append(f"- {what}: method {m} dropped (no score on {', '.join(ds)}).")
+    if lines[-1] != "":
+        lines.append("")
+    return "\n".join(lines)
+
+
+def details_markdown(results: list[RankResult]) -> str:
+    """Per protocol and metric: each method's score (%) and rank on every data set."""
+    lines = ["## Scores and ranks per data set", ""]
+    for r in results:
+        if r.avg_rank.empty:
+            continue
+        lines += [
+            f"**{r.metric.upper()}, {PROTOCOL_TITLES[r.protocol]}**: score % (rank on the data "
+            "set); mean over h of the mean over restarts",
+            "",
+            "| method | average rank | " + " | ".join(r.scores.index) + " |",
+            "|---" * (r.n + 2) + "|",
+        ]
+        for m in r.avg_rank.index:
+            cells = [
+                f"{100 * r.scores.loc[d, m]:.1f}{STATUS_MARK.get(r.status.loc[d, m], '')} "
+                f"({r.ranks.loc[d, m]:g})"
+                for d in r.scores.index
+            ]
+            lines.append(f"| {m} | {r.avg_rank[m]:.2f} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot_cd(result: RankResult, path: str | Path, *, dpi: int = 120) -> Path:
+    """The critical-difference diagram: methods at their average rank on a 1..k axis (best
+    on the left), thick bars joining methods not significantly different (Nemenyi), the
+    CD as a scale bar. Without a test (too few methods or data sets) the ranks are drawn
+    without bars and the reason is printed on the figure."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .io import write_with
+
+    r = result
+    title = f"{PROTOCOL_TITLES[r.protocol]}, {r.metric.upper()}: average rank over {r.n} data " + (
+        "set" if r.n == 1 else "sets"
+    )
+    tight = {"bbox_inches": "tight", "pad_inches": 0.15}
+    if r.avg_rank.empty:
+        fig, ax = plt.subplots(figsize=(7, 1.6))
+        ax.axis("off")
+        ax.text(0.5, 0.5, r.note or "nothing to rank", ha="center", va="center", wrap=True)
+        ax.set_title(title, fontsize=10)
+        write_with(path, lambda p: fig.savefig(p, dpi=dpi, format="png", **tight))
+        plt.close(fig)
+        return Path(path)
+    k = r.k
+    names = list(r.avg_rank.index)
+    vals = r.avg_rank.to_numpy()
+    half = (k + 1) // 2
+    left, right = list(range(half)), list(range(half, k))
+    ngroups = len(r.groups)
+    # layout in "row" units: axis at y = 0, groups below it, then one label row per method
+    group_y = [-0.55 - 0.3 * j for j in range(ngroups)]
+    top_label = (group_y[-1] if group_y else -0.3) - 0.7
+    nrows = max(len(left), len(right))
+    bottom = top_label - (nrows - 1) - 0.6
+    top = 1.6 if r.cd is not None else 1.0
+    height = 0.27 * (top - bottom) + 0.9
+    fig = plt.figure(figsize=(9.5, height))
+    ax = fig.add_axes((0.27, 0.02, 0.46, 0.98 - 0.55 / height))
+    ax.set_xlim(1, max(k, 2))
+    ax.set_ylim(bottom, top)
+    ax.axis("off")
+    lo, hi = 1, max(k, 2)
+    # rank axis
+    ax.plot([lo, hi], [0, 0], color="black", lw=1)
+    for t in range(1, hi + 1):
+        ax.plot([t, t], [0, 0.15], color="black", lw=1)
+        ax.text(t, 0.25, str(t), ha="center", va="bottom", fontsize=8)
+    # CD scale bar
+    if r.cd is not None:
+        x1 = min(lo + r.cd, hi)
+        ax.plot([lo, x1], [1.15, 1.15], color="black", lw=1.5)
+        for x in (lo, x1):
+            ax.plot([x, x], [1.05, 1.25], color="black", lw=1.5)
+        label = f"CD = {r.cd:.2f}" + (" (beyond the axis)" if lo + r.cd > hi else "")
+        ax.text((lo + x1) / 2, 1.3, label, ha="center", va="bottom", fontsize=8)
+    # methods: a line from the axis down to a label row, left half to the left
+    for side, idx in (("left", left), ("right", right)):
+        for row, i in enumerate(idx if side == "left" else reversed(idx)):
+            y = top_label - row
+            x_end = lo if side == "left" else hi
+            ax.plot([vals[i], vals[i], x_end], [0, y, y], color="0.25", lw=0.9)
+            mark = STATUS_MARK.get(r.method_status(names[i]), "")
+            text = f"{names[i]}{mark} ({vals[i]:.2f})"
+            ha = "right" if side == "left" else "left"
+            dx = -0.15 if side == "left" else 0.15
+            ax.text(x_end + dx * (hi - lo) / 10, y, text, ha=ha, va="center", fontsize=8)
+    # groups not significantly different
+    for j, grp in enumerate(r.groups):
+        a, b = r.avg_rank[grp[0]], r.avg_rank[grp[-1]]
+        ax.plot([a - 0.05, b + 0.05], [group_y[j]] * 2, color="tab:red", lw=3.5, alpha=0.8)
+    if r.applicable:
+        sig = "significant" if r.pvalue < r.alpha else "not significant"
+        sub = (
+            f"Friedman χ² = {r.statistic:.1f}, p = {_fmt_p(r.pvalue)} ({sig} at α = {r.alpha:g}); "
+            "a bar joins methods not significantly different (Nemenyi)"
+        )
+    else:
+        sub = r.note
+    marks = sorted({r.method_status(m) for m in names} & set(STATUS_MARK))
+    if marks:
+        sub += "\n" + "; ".join(
+            f"{STATUS_MARK[s]} some fits {'did not converge' if s == 'not_converged' else 'diverged'}"
+            for s in marks
+        )
+    fig.suptitle(f"{title}\n{sub}", fontsize=9, y=0.995, va="top")
+    write_with(path, lambda p: fig.savefig(p, dpi=dpi, format="png", **tight))
+    plt.close(fig)
+    return Path(path)
