@@ -1,13 +1,17 @@
 """Atomic file output: write to a temporary file in the same directory, then rename.
 
-A killed job therefore leaves either the old file or none, never a half-written one.
+A killed job therefore leaves either the old file or none, never a half-written one. The
+file gets the mode an ordinary ``open(path, "w")`` would give (``0o666`` less the umask),
+not the ``0o600`` of :func:`tempfile.mkstemp`: results on a shared directory stay readable.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
+import threading
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +22,8 @@ import numpy as np
 __all__ = [
     "read_evaluations",
     "atomic_path",
+    "current_umask",
+    "new_file_mode",
     "write_json",
     "read_json",
     "write_npz",
@@ -26,9 +32,34 @@ __all__ = [
 ]
 
 
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it where the OS allows (Linux ≥ 4.7:
+    ``/proc/self/status``); elsewhere set and restored at once under a lock."""
+    try:
+        with open("/proc/self/status") as fh:
+            m = re.search(r"^Umask:\s*([0-7]+)$", fh.read(), re.MULTILINE)
+        if m:
+            return int(m.group(1), 8)
+    except OSError:
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o077)
+        os.umask(mask)
+    return mask
+
+
+def new_file_mode() -> int:
+    """The mode ``open(path, "w")`` gives a new file: ``0o666`` less the umask."""
+    return 0o666 & ~current_umask()
+
+
 @contextmanager
 def atomic_path(path: str | Path, suffix: str | None = None):
-    """Yield a temporary path next to ``path``; rename it into place on success."""
+    """Yield a temporary path next to ``path``; rename it into place on success, with
+    the mode of a newly created file (:func:`new_file_mode`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(
@@ -37,6 +68,7 @@ def atomic_path(path: str | Path, suffix: str | None = None):
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, new_file_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -37,6 +37,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ..bench.io import new_file_mode
+
 __all__ = [
     "DEFAULT_CACHE",
     "MAT_VARIABLE_PAIRS",
@@ -156,6 +158,7 @@ def _download_verified(
             tmp.unlink()
             tmp, extracted = extracted, None
         _check_or_warn(tmp, expected)
+        os.chmod(tmp, new_file_mode())  # not mkstemp's 0600: a shared cache stays readable
         os.replace(tmp, final)
     finally:
         for leftover in (tmp, extracted):

@@ -8,19 +8,37 @@ A config entry ::
         sha256: 3f1c…               # optional; a mismatch is an error, the file is not used
         variables: [fea, gnd]       # optional, .mat / .npz: (data, labels) names
         label_column: class         # optional, .csv / .tsv / .txt: name or 0-based index
+        header: auto                # optional, text: true, false or auto (the rule below)
+        sep: ";"                    # optional, text: field separator
+        decimal: ","                # optional, text: decimal mark
+        encoding: latin-1           # optional, text: default utf-8
         h: [10, 20, 50]
 
-Formats, chosen by the file name:
+Formats, chosen by the file name as given (a symlink's own name, not its target's):
 
 * ``.mat`` — MATLAB v4–v7 through ``scipy.io.loadmat`` (the pairs X/Y, fea/gnd, M/L are
   tried after ``variables``); v7.3 (HDF5) is refused with a clear message.
 * ``.npz`` — NumPy arrays ``X`` and ``y`` (or ``variables``), read with
   ``allow_pickle=False``: object arrays are refused, nothing is unpickled.
 * ``.csv``, ``.tsv``, ``.txt`` (optionally ``.gz``) — one sample per row, read with
-  pandas (``.txt``: whitespace-separated). A header row is detected (any non-numeric
-  field in the first row). The label column is ``label_column`` (a header name or a
-  0-based index, negative from the end); by default a column named ``label``, ``class``,
-  ``y`` or ``target`` if the header has one, else the **last** column.
+  pandas (``.txt``: whitespace-separated; ``sep`` overrides the separator, ``decimal``
+  the decimal mark, e.g. ``sep: ';'`` and ``decimal: ','`` for European spreadsheets;
+  ``encoding`` defaults to UTF-8, a byte order mark is skipped). The label column is
+  ``label_column`` (a header name or a 0-based index, negative from the end); by default
+  a column named ``label``, ``labels``, ``class``, ``y`` or ``target`` if the header has
+  one, else the **last** column.
+
+**The header rule.** ``header: true`` / ``false`` in the entry says whether the first
+non-blank line is a header; ``header: auto`` (the default) decides from that line and the
+rows below it within the first 100 lines, and logs the decision and its reason:
+
+1. every field a number (either decimal mark) or a missing value (empty, ``NA``,
+   ``N/A``, ``NaN``, ``null``, ``?``) → **data** (a missing value is then an error);
+2. a text field *names a column* when a number appears below it, when its text does not
+   recur below it, or when it is the ``label_column`` name; some field names a column
+   and none is a number → **header**; some field names a column and another is a
+   number → an error asking for ``header: true`` or ``false``;
+3. otherwise (its texts recur below, like string class labels) → **data**.
 
 Labels may be integers, floats or strings: they are re-encoded to ``0..k−1`` in sorted
 order (:func:`ufs.validation.check_labels`). Missing labels, non-numeric features,
@@ -29,7 +47,7 @@ are errors naming the file and the problem; constant features follow the library
 (removed before fitting, reported, never selected).
 
 :func:`peek_shape` reads only what it needs for the number of features (the ``.mat``
-variable table, the first line of a text file; an ``.npz`` is read whole, which also
+variable table, the first 100 lines of a text file; an ``.npz`` is read whole, which also
 refuses object arrays), so the workflow can check ``h < p`` when it plans the jobs,
 before any job runs.
 """
@@ -217,7 +235,12 @@ def _parse(
 
 
 def _decide_header(
-    path: Path, rows: list[tuple[int, list[str]]], header: Any, label_column: Any
+    path: Path,
+    rows: list[tuple[int, list[str]]],
+    header: Any,
+    label_column: Any,
+    sep: str | None,
+    decimal: str,
 ) -> bool:
     """Apply the header rule (module docstring) to the sample ``rows``; log the choice."""
     if isinstance(header, bool):
@@ -228,31 +251,33 @@ def _decide_header(
     (line, first), later = rows[0], [r for _, r in rows[1:]]
     kinds = [_kind(v) for v in first]
     words = [j for j, k in enumerate(kinds) if k == "word"]
-    names = set(_LABEL_NAMES) | ({label_column.lower()} if isinstance(label_column, str) else set())
+    given = label_column.strip() if isinstance(label_column, str) else None
 
-    def names_a_column(j: int) -> bool:  # above numbers, or a label name not among the values
+    def names_a_column(j: int) -> bool:  # rule 2 of the module docstring
         v = first[j].strip()
         below = [r[j].strip() for r in later if j < len(r)]
-        return any(_kind(b) == "number" for b in below) or (v.lower() in names and v not in below)
+        return v == given or v not in below or any(_kind(b) == "number" for b in below)
 
     named = [j for j in words if names_a_column(j)]
     numeric = [j for j, k in enumerate(kinds) if k == "number"]
     if named and numeric:
+        word = first[named[0]].strip()
+        lead = f"if {word!r} is data, "  # e.g. '5;1' of '0,5;1,25' read with sep ','
         raise ValueError(
             f"{path}, line {line}: cannot tell whether this is a header row: "
-            f"{first[named[0]]!r} (column {named[0]}) looks like a column name but "
-            f"{first[numeric[0]]!r} (column {numeric[0]}) is a number; set header: true or "
-            "header: false in the dataset's config entry (or correct the value)"
+            f"{word!r} (column {named[0]}) looks like a column name but "
+            f"{first[numeric[0]].strip()!r} (column {numeric[0]}) is a number; set header: "
+            "true or header: false in the dataset's config entry (or correct the value)"
+            f"{_sep_hint(word, (sep or ' ').join(first), sep, decimal, lead)}"
         )
     if not words:
         has, why = False, "is data: every field is a number or a missing value"
-    elif not later or named:
-        j = named[0] if named else words[0]
+    elif named:
+        j = named[0]
         has, why = True, f"is a header: {first[j].strip()!r} (column {j}) names a column"
     else:
         j = words[0]
-        has, why = False, f"is data: its text {first[j].strip()!r} (column {j}) is like the "
-        why += "values below it"
+        has, why = False, f"is data: its text {first[j].strip()!r} (column {j}) recurs below it"
     log.info(
         "%s: header: auto -> %s (line %d %s; set header: true or false to override)",
         path,
@@ -264,17 +289,24 @@ def _decide_header(
 
 
 def _layout(
-    path: Path, rows: list[tuple[int, list[str]]], header: Any, label_column: Any, sep, decimal
+    path: Path,
+    text: str,
+    rows: list[tuple[int, list[str]]],
+    header: Any,
+    label_column: Any,
+    sep: str | None,
+    decimal: str,
 ) -> tuple[bool, list[str], int]:
-    """(has header, column names, label column index) from the first rows."""
+    """(has header, column names, label column index) from the first ``rows`` of ``text``."""
     sample = rows[:1] + [r for r in rows[1:_SAMPLE_LINES] if r[0] <= _SAMPLE_LINES]
-    has = _decide_header(path, sample, header, label_column)
+    has = _decide_header(path, sample, header, label_column, sep, decimal)
     line, first = rows[0]
     names = [v.strip() for v in first] if has else [str(j) for j in range(len(first))]
-    if len(first) < 2:
+    if len(first) < 2:  # the hint looks at the next line too (decimal marks of the data)
+        nxt = next((s for s in text.splitlines()[line:] if s.strip()), first[0])
         raise ValueError(
             f"{path}, line {line}: {len(first)} column(s); need at least one feature and a "
-            f"label{_sep_hint(first[0], first[0], sep, decimal)}"
+            f"label{_sep_hint(first[0], nxt, sep, decimal)}"
         )
     return has, names, _label_index(path, names, has, label_column)
 
@@ -308,8 +340,9 @@ def _read_text(
     path: Path, fmt: str, label_column: Any, header: Any, sep, decimal, encoding
 ) -> tuple[np.ndarray, np.ndarray]:
     sep, decimal, encoding = _text_options(path, fmt, sep, decimal, encoding)
-    rows = _parse(path, _read_text_lines(path, encoding), sep)
-    has, names, j = _layout(path, rows, header, label_column, sep, decimal)
+    text = _read_text_lines(path, encoding)
+    rows = _parse(path, text, sep)
+    has, names, j = _layout(path, text, rows, header, label_column, sep, decimal)
     data = rows[1:] if has else rows
     if not data:
         raise ValueError(f"{path}: the dataset file has a header but no data rows")
@@ -439,8 +472,9 @@ def peek_shape(
             raise ValueError(f"{p}: the data array must be 2-D; got shape {X.shape}")
         return X.shape
     sep, decimal, encoding = _text_options(p, fmt, sep, decimal, encoding)
-    rows = _parse(p, _read_text_lines(p, encoding, _SAMPLE_LINES), sep, sample=True)
-    _, names, _ = _layout(p, rows, header, label_column, sep, decimal)
+    text = _read_text_lines(p, encoding, _SAMPLE_LINES)
+    rows = _parse(p, text, sep, sample=True)
+    _, names, _ = _layout(p, text, rows, header, label_column, sep, decimal)
     return None, len(names) - 1
 
 

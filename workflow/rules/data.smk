@@ -24,10 +24,11 @@ rule download:
 
 rule download_file:
     # a dataset given as a file in the config (datasets.<name>.file): re-read when its
-    # spec (label_column, variables, sha256, ...) or its content changes (param `file`;
-    # the content is hashed, so a replaced file with an older mtime is seen too)
+    # spec (label_column, variables, sha256, header, sep, ...) or its content changes
+    # (param `file`: the content is hashed, so a replaced file with an older mtime is seen
+    # too); its mtime alone is no trigger (ancient), so a touched file re-runs nothing
     input:
-        lambda w: PLAN.instances[w.dataset].file["file"],
+        lambda w: ancient(PLAN.instances[w.dataset].file["file"]),
     output:
         f"{RES}/raw/{{dataset}}.npz",
     params:

@@ -1,5 +1,8 @@
 """Materialise a dataset, registered or given as a file (adapter over ufs.bench.steps.download)."""
 
+import logging
+import sys
+
 from _job import setup
 
 from ufs.bench.config import file_entry
@@ -7,6 +10,12 @@ from ufs.bench.steps import download
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
+# the reader's decisions (e.g. "header: auto -> false" and why) go to the job's log
+_log = logging.getLogger("ufs")
+_log.setLevel(logging.INFO)
+_handler = logging.StreamHandler(sys.stderr)
+_handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+_log.addHandler(_handler)
 download(
     sm.wildcards.dataset,
     sm.params.base,
@@ -14,7 +23,7 @@ download(
     sm.output[0],
     mirror=sm.params.mirror,
     cache=sm.params.cache,
-    # a dataset given as a file in the config (not a rule param: adding one would
-    # re-trigger every existing download)
+    # a dataset given as a file in the config; rule download_file keys its output on this
+    # spec and on the file's content (param `file`), rule download has no file
     file=file_entry(sm.config, sm.params.base),
 )

@@ -2,11 +2,13 @@
 
 from _job import setup
 
-from ufs.bench.config import dataset_h
+from ufs.bench.config import dataset_h, file_entry
 from ufs.bench.steps import standardize
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
-standardize(
-    sm.input[0], sm.output.data, sm.output.summary, h=dataset_h(sm.config, sm.wildcards.dataset)
-)
+h = dataset_h(sm.config, sm.wildcards.dataset)
+spec = file_entry(sm.config, h[0])
+# messages name the dataset and the user's file, never the internal copy sm.input[0]
+source = f"dataset {h[0]!r} ({spec['file']})" if spec else f"dataset {sm.wildcards.dataset!r}"
+standardize(sm.input[0], sm.output.data, sm.output.summary, h=h, source=source)
