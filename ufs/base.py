@@ -160,6 +160,15 @@ class UFSSelector(SelectorMixin, BaseEstimator):
       (``n_iter_ >= 1``: a closed-form solve counts as one step);
     * ``n_features_in_`` and, after a fit on a DataFrame with string column names,
       ``feature_names_in_`` (scikit-learn's).
+
+    scikit-learn's estimator checks: every registered method passes
+    ``parametrize_with_checks`` (``tests/test_sklearn_conventions.py``, with
+    ``n_features_to_select=1`` and ``n_clusters=2``), plus sklearn's column-name,
+    ``get_feature_names_out`` and ``set_output`` checks. Declared expected failures:
+    none. One configuration differs: UDFS is checked with ``n_clusters=1``, because it
+    needs ``n_features > n_clusters`` (``W`` is ``p × c`` with ``WᵀMW = I``) and most
+    check data has 2 features; with ``n_clusters=2`` six checks would fail on that
+    ``ValueError``.
     """
 
     kind: ClassVar[str] = "ranking"
@@ -199,6 +208,7 @@ class UFSSelector(SelectorMixin, BaseEstimator):
             )
         if self.requires_n_clusters or getattr(self, "n_clusters", None) is not None:
             self._k = _check_n_clusters(getattr(self, "n_clusters", None), n)
+        self.check_shape(n, informative.size, getattr(self, "_k", None))
         if constant.any():
             warnings.warn(
                 f"{int(constant.sum())} constant feature(s) excluded from selection",
@@ -212,6 +222,34 @@ class UFSSelector(SelectorMixin, BaseEstimator):
 
     def _fit(self, X: np.ndarray) -> Selection:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    # -- what a fit needs of the data's shape (one rule: fit and the workflow's plan) --
+    def min_n_features(self, n_clusters: int | None) -> int:
+        """The fewest (non-constant) features a fit with ``n_clusters`` clusters needs.
+
+        1 here; a method whose model needs more overrides it in one line (UDFS:
+        ``n_clusters + 1``, its ``p × c`` projection has orthonormal columns). ``fit``
+        checks it through :meth:`check_shape`, and so does the workflow's plan
+        (:func:`ufs.bench.config.build_plan`) for every dataset whose shape it knows.
+        ``n_clusters`` is ``None`` when the method was given none.
+        """
+        return 1
+
+    def check_shape(self, n_samples: int | None, n_features: int, n_clusters: int | None) -> None:
+        """Raise ``ValueError`` if data of this shape cannot be fitted (see
+        :meth:`min_n_features`); parameter values the rule cannot read are left to the
+        method's own checks."""
+        try:
+            need = int(self.min_n_features(n_clusters))
+        except (TypeError, ValueError):
+            return
+        if n_features < need:
+            m = getattr(self, "n_components", None)
+            extra = f", n_components={m!r}" if isinstance(m, int) else ""
+            raise ValueError(
+                f"{type(self).__name__}(n_clusters={n_clusters}{extra}) needs at least "
+                f"{need} non-constant features; got n_features={n_features}"
+            )
 
     # -- sample graphs (graph-based methods) ----------------------------------------
     def graph_spec(self) -> dict | None:

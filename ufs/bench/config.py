@@ -1,12 +1,21 @@
 """Expand a workflow config into the plan of jobs, and check what a JSON schema cannot.
 
 The schema (``workflow/schemas/config.schema.yaml``) checks types and ranges; this module
-checks meaning — unknown datasets or methods, unknown method parameters, ``h ≥ p`` — and
-raises :class:`ConfigError` naming the offending key, before any job runs.
+checks meaning — unknown datasets or methods, unknown method parameters, ``h ≥ p``, a
+method that cannot fit a dataset's shape, names that cannot be file names, an output
+directory that would hold the repository or the home directory, a config inflated by YAML
+aliases — and raises :class:`ConfigError` naming the offending key, before any job runs.
+
+Planning is linear in the number of settings: the plan's task chunks and its setting
+index are built once, so every per-job lookup of the workflow is a dict access.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import reprlib
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +33,12 @@ __all__ = [
     "build_plan",
     "REPLICATE_SEP",
     "file_entry",
+    "check_config_size",
+    "schema_error_message",
+    "short_repr",
+    "PlanSizeWarning",
+    "NAME_PATTERN",
+    "LARGE_PLAN",
 ]
 
 REPLICATE_SEP = "-r"
@@ -31,6 +46,108 @@ REPLICATE_SEP = "-r"
 
 class ConfigError(ValueError):
     """A config value is invalid; the message starts with the offending key."""
+
+
+class PlanSizeWarning(UserWarning):
+    """The plan has more fit tasks than :data:`LARGE_PLAN` (probably not what was meant)."""
+
+
+#: dataset and method names: they become file and directory names and wildcard values
+NAME_PATTERN = r"[A-Za-z0-9_]{1,64}"
+_NAME = re.compile(NAME_PATTERN)
+#: more fit tasks than this in one plan is warned about (a grid larger than meant?)
+LARGE_PLAN = 100_000
+#: a config holding more values than this once YAML aliases are expanded is refused (a
+#: "billion laughs" YAML: ten levels of ten aliases are 10^10 values in a few lines)
+MAX_CONFIG_VALUES = 1_000_000
+#: deeper nesting is refused (a YAML alias that refers to itself nests without end)
+MAX_CONFIG_DEPTH = 32
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxtuple, _REPR.maxdict = 3, 8, 8, 8
+_REPR.maxstring, _REPR.maxother = 80, 80
+
+
+def short_repr(value: Any, limit: int = 200) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, in time independent of the size
+    of ``value`` (nested and shared containers included)."""
+    text = _REPR.repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _key_path(keys: list) -> str:
+    out = ""
+    for k in keys:
+        out += f"[{k}]" if isinstance(k, int) else (f".{k}" if out else str(k))
+    return out or "(top level)"
+
+
+def schema_error_message(exc: BaseException, limit: int = 300) -> str:
+    """A short message for a config that fails the JSON schema: the offending key, the
+    schema's rule and jsonschema's message cut to ``limit`` characters (Snakemake's own
+    message prints the offending value in full, twice: megabytes for a large one).
+    ``exc``: a ``jsonschema.ValidationError`` or an exception raised from one; any other
+    exception's text, cut to ``4 * limit`` characters."""
+    import jsonschema
+
+    err = exc  # Snakemake's validate raises a WorkflowError from the ValidationError
+    while err is not None and not isinstance(err, jsonschema.ValidationError):
+        err = err.__cause__ or err.__context__
+    if err is None:
+        text = str(exc)
+        return text if len(text) <= 4 * limit else text[: 4 * limit] + " ..."
+    message = err.message
+    if len(message) > limit:
+        message = f"{message[:limit]} ... ({len(message):,} characters)"
+    rule = f"{err.validator}: {short_repr(err.validator_value, 100)}"
+    if isinstance(err.schema, dict) and err.schema.get("description"):
+        rule += f"; {err.schema['description']}"
+    return f"config {_key_path(list(err.absolute_path))}: {message} (schema rule {rule})"
+
+
+def check_config_size(config: Any) -> None:
+    """Refuse a config that holds more than :data:`MAX_CONFIG_VALUES` values once YAML
+    aliases are expanded, or nests deeper than :data:`MAX_CONFIG_DEPTH`.
+
+    A YAML alias (``*name``) is one shared object after loading, but the JSON-schema
+    validation, error messages and the plan walk every use of it: a "billion laughs"
+    config would take hours. The walk stops at the limit, so this takes well under a
+    second whatever the config. Run it before validating the config.
+    """
+    count = 0
+    keys: list = []  # the key of every container being walked
+    stack: list = [iter(((None, config),))]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+            if keys:
+                keys.pop()
+            continue
+        key, value = item
+        count += 1
+        where = [k for k in (*keys, key) if k is not None] if count > MAX_CONFIG_VALUES else []
+        if count > MAX_CONFIG_VALUES:
+            raise ConfigError(
+                f"config {_key_path(where)}: the config holds more than "
+                f"{MAX_CONFIG_VALUES:,} values once its YAML aliases (*name) are expanded "
+                "(the count passed the limit here), as in a 'billion laughs' file; refused: "
+                "an alias counts wherever it is used"
+            )
+        if isinstance(value, dict):
+            children = iter(value.items())
+        elif isinstance(value, list | tuple):
+            children = iter(enumerate(value))
+        else:
+            continue
+        if len(stack) > MAX_CONFIG_DEPTH:
+            where = [k for k in (*keys, key) if k is not None]
+            raise ConfigError(
+                f"config {_key_path(where)}: nested more than {MAX_CONFIG_DEPTH} levels deep "
+                f"(a YAML alias that contains itself?); refused. Value: {short_repr(value)}"
+            )
+        stack.append(children)
+        keys.append(key)
 
 
 @dataclass(frozen=True)
@@ -66,18 +183,31 @@ class Instance:
     seed: int
     hs: tuple[int, ...]
     n_features: int
-    #: a dataset given as a file in the config (``file``, ``sha256``, ``variables``,
-    #: ``label_column``), ``None`` for registered datasets
+    #: a dataset given as a file in the config (the keys of :data:`_FILE_KEYS` it sets),
+    #: ``None`` for registered datasets
     file: dict[str, Any] | None = None
+    #: number of samples and of classes where the plan knows them (registered datasets;
+    #: .npz and .mat files), else ``None``
+    n_samples: int | None = None
+    n_classes: int | None = None
 
 
 @dataclass
 class Plan:
+    """The jobs of a config. Read-only once :func:`build_plan` has returned it: the task
+    chunks and the setting index are computed once, on first use."""
+
     config: dict[str, Any]
     instances: dict[str, Instance] = field(default_factory=dict)
     settings: dict[str, list[Setting]] = field(default_factory=dict)
     split_h: dict[str, bool] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)  # datasets left out by offline_only
+    #: what :func:`build_plan` warned about (e.g. a plan larger than :data:`LARGE_PLAN`)
+    warnings: list[str] = field(default_factory=list)
+    _index: dict[tuple[str, str], Setting] = field(default_factory=dict, repr=False, compare=False)
+    _chunks: dict[str, dict[str, list[Task]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     # -- paths ------------------------------------------------------------------------
     @property
@@ -85,10 +215,14 @@ class Plan:
         return Path(self.config.get("output_dir", "results"))
 
     def setting(self, method: str, pid: str) -> Setting:
-        for s in self.settings[method]:
-            if s.pid == pid:
-                return s
-        raise KeyError(f"no setting {pid} for method {method}")
+        if not self._index:  # one dict for every lookup (a scan per job is quadratic)
+            self._index.update(
+                {(s.method, s.pid): s for settings in self.settings.values() for s in settings}
+            )
+        try:
+            return self._index[(method, pid)]
+        except KeyError:
+            raise KeyError(f"no setting {pid} for method {method}") from None
 
     def hkeys(self, method: str, dataset: str) -> list[str]:
         """Fit-job keys: ``rank``/``all`` (one fit), ``hs`` (every h in one job) or
@@ -128,9 +262,22 @@ class Plan:
         A Python job that imports scikit-learn starts in ~1.5 s while most fits take
         milliseconds to seconds, so one job per fit would spend most of its time starting.
         """
-        tasks = self.tasks(dataset)
-        n = max(1, self.tasks_per_job)
-        return {f"c{i // n:03d}": tasks[i : i + n] for i in range(0, len(tasks), n)}
+        if dataset not in self._chunks:  # computed once per dataset, not once per job
+            tasks = self.tasks(dataset)
+            n = max(1, self.tasks_per_job)
+            width = max(3, len(str(max(len(tasks) - 1, 0) // n)))  # ids sort as numbers
+            self._chunks[dataset] = {
+                f"c{i // n:0{width}d}": tasks[i : i + n] for i in range(0, len(tasks), n)
+            }
+        return self._chunks[dataset]
+
+    def n_tasks(self) -> int:
+        """Number of fit tasks of the plan (every dataset, setting and fit key)."""
+        return sum(
+            len(settings) * len(self.hkeys(m, d))
+            for d in self.instances
+            for m, settings in self.settings.items()
+        )
 
     def jobs(self):
         """Every (dataset, setting) pair of the plan."""
@@ -145,16 +292,18 @@ def _require(cond: bool, key: str, msg: str) -> None:
         raise ConfigError(f"config {key}: {msg}")
 
 
-_FILE_KEYS = ("file", "sha256", "variables", "label_column")
+#: the keys of a file dataset passed to ufs.datasets.user_files.load_user_file
+_FILE_KEYS = ("file", "sha256", "variables", "label_column", "header", "sep", "decimal", "encoding")
 
 
 def file_entry(config: dict[str, Any], name: str) -> dict[str, Any] | None:
-    """The ``file`` keys of ``datasets.<name>`` (path made absolute), or ``None``."""
+    """The ``file`` keys of ``datasets.<name>`` (path made absolute, a symlink kept as
+    such: its own name decides the format), or ``None``."""
     entry = ((config.get("datasets") or {}).get(name)) or {}
     if "file" not in entry:
         return None
     spec = {k: entry[k] for k in _FILE_KEYS if k in entry}
-    spec["file"] = str(Path(spec["file"]).expanduser().resolve())
+    spec["file"] = os.path.abspath(Path(spec["file"]).expanduser())
     return spec
 
 
@@ -178,13 +327,82 @@ def _file_dataset(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     )
     spec = file_entry({"datasets": {name: entry}}, name)
     try:
-        n, p = peek_shape(
-            spec["file"], variables=spec.get("variables"), label_column=spec.get("label_column")
-        )
+        options = {k: v for k, v in spec.items() if k not in ("file", "sha256")}
+        n, p = peek_shape(spec["file"], **options)
     except ValueError as exc:
         raise ConfigError(f"config {key}.file: {exc}") from None
     _require(p >= 2, f"{key}.file", f"the file has {p} feature(s); feature selection needs >= 2")
-    return {**spec, "n_features": p}
+    return {**spec, "n_features": p, "n_samples": n, "n_classes": _peek_n_classes(spec)}
+
+
+def _peek_n_classes(spec: dict[str, Any]) -> int | None:
+    """Number of classes of a ``.npz`` or ``.mat`` file dataset, reading its labels only;
+    ``None`` for a text file (the whole file would have to be parsed; its fit jobs check
+    the shape instead) or labels this cannot count (the download step reports them)."""
+    import numpy as np
+
+    from ..datasets.user_files import _NPZ_PAIRS, file_format, pick_variables
+
+    path, variables = spec["file"], spec.get("variables")
+    try:
+        fmt = file_format(path)
+        if fmt == ".npz":
+            with np.load(path, allow_pickle=False) as f:
+                y = f[pick_variables(path, f.files, variables, _NPZ_PAIRS)[1]]
+        elif fmt == ".mat":
+            from scipy.io import loadmat, whosmat
+
+            names = [name for name, _, _ in whosmat(path)]
+            yname = pick_variables(path, names, variables)[1]
+            y = loadmat(path, variable_names=[yname])[yname]
+        else:
+            return None
+        return int(np.unique(np.asarray(y).ravel()).size)
+    except Exception:  # unreadable labels: the download step names the problem
+        return None
+
+
+def _check_name(section: str, name: Any) -> None:
+    """Dataset and method names become file and directory names and wildcard values."""
+    key = name[:80] if isinstance(name, str) else short_repr(name, 80)
+    _require(
+        isinstance(name, str) and _NAME.fullmatch(name) is not None,
+        f"{section}.{key}",
+        f"{section[:-1]} names must match {NAME_PATTERN} (letters, digits and '_' only, at "
+        f"most 64): they become file names and wildcard values; got {short_repr(name, 80)}",
+    )
+
+
+def _check_directory(config: dict[str, Any], key: str, default: str) -> None:
+    """``output_dir`` / ``resources_dir`` may not be the filesystem root, the repository,
+    the home directory or a parent of either (the workflow writes and, with Snakemake's
+    ``--delete-all-output``, deletes files under it); relative paths are resolved against
+    the working directory (Snakemake's ``--directory``)."""
+    value = config.get(key, default)
+    _require(
+        isinstance(value, str) and value.strip() != "",
+        key,
+        f"must be a non-empty path (an empty one would put files under /); got {short_repr(value)}",
+    )
+    path = Path(value).expanduser().resolve()
+    protected = [("the repository", Path(__file__).resolve().parents[2])]
+    try:
+        protected.append(("the home directory", Path.home().resolve()))
+    except RuntimeError:  # no home directory known
+        pass
+    _require(
+        path.parent != path,
+        key,
+        f"{value!r} is the filesystem root; give a dedicated directory such as 'results'",
+    )
+    for what, where in protected:
+        if path == where or path in where.parents:
+            relation = "is" if path == where else "is a parent of"
+            raise ConfigError(
+                f"config {key}: {value!r} resolves to {path}, which {relation} {what} "
+                f"({where}); the workflow writes its files under {key} (and Snakemake's "
+                "--delete-all-output removes them): give a dedicated directory such as 'results'"
+            )
 
 
 def _only(config: dict[str, Any], key: str) -> dict[str, Any]:
@@ -198,8 +416,17 @@ def _only(config: dict[str, Any], key: str) -> dict[str, Any]:
     return {k: v for k, v in entries.items() if not only or k in only}
 
 
-def build_plan(config: dict[str, Any]) -> Plan:
-    """Validate ``config`` semantically and expand it into a :class:`Plan`."""
+def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
+    """Validate ``config`` semantically and expand it into a :class:`Plan`.
+
+    ``warn``: also issue what :attr:`Plan.warnings` records as a :class:`PlanSizeWarning`
+    (the workflow logs ``Plan.warnings`` itself)."""
+    check_config_size(config)
+    for section in ("datasets", "methods"):
+        for name in config.get(section) or {}:
+            _check_name(section, name)
+    _check_directory(config, "output_dir", "results")
+    _check_directory(config, "resources_dir", "resources")
     plan = Plan(config=config)
     seed = int(config.get("seed", 0))
     ev = config.get("evaluation", {}) or {}
@@ -219,12 +446,14 @@ def build_plan(config: dict[str, Any]) -> Plan:
         if "file" in entry:
             file_spec = _file_dataset(name, entry)
             n_features, is_simulation = file_spec.pop("n_features"), False
+            n_samples, n_classes = file_spec.pop("n_samples"), file_spec.pop("n_classes")
         else:
             try:
                 spec = get_dataset(name)
             except ValueError as exc:
                 raise ConfigError(f"config datasets.{name}: {exc}") from None
             file_spec, n_features = None, spec.n_features
+            n_samples, n_classes = spec.n_samples, spec.n_classes
             is_simulation = spec.source == "simulation"
         hs = entry.get("h")
         _require(bool(hs), f"datasets.{name}.h", "give at least one number of features")
@@ -232,7 +461,7 @@ def build_plan(config: dict[str, Any]) -> Plan:
             _require(
                 isinstance(h, int) and not isinstance(h, bool) and h >= 1,
                 f"datasets.{name}.h",
-                f"h={h!r} must be a positive integer",
+                f"h={short_repr(h)} must be a positive integer",
             )
             _require(
                 h < n_features,
@@ -250,7 +479,7 @@ def build_plan(config: dict[str, Any]) -> Plan:
         for r in range(reps):
             inst = name if reps == 1 else f"{name}{REPLICATE_SEP}{r}"
             plan.instances[inst] = Instance(
-                inst, name, seed + r, tuple(sorted(hs)), n_features, file_spec
+                inst, name, seed + r, tuple(sorted(hs)), n_features, file_spec, n_samples, n_classes
             )
     _require(
         bool(plan.instances),
@@ -259,6 +488,11 @@ def build_plan(config: dict[str, Any]) -> Plan:
     )
     methods = _only(config, "methods")
     _require(bool(methods), "methods", "at least one method is required")
+    # one shape check per distinct known (n, p, k): replicates share theirs
+    shapes: dict[tuple, str] = {}
+    for inst in plan.instances.values():
+        if inst.n_classes is not None:
+            shapes.setdefault((inst.n_samples, inst.n_features, inst.n_classes), inst.base)
     for name, entry in methods.items():
         entry = entry or {}
         try:
@@ -302,8 +536,22 @@ def build_plan(config: dict[str, Any]) -> Plan:
                 space = check_input_space(est.input_space)
             except (TypeError, ValueError) as exc:
                 raise ConfigError(
-                    f"config methods.{name}: invalid parameters {params}: {exc}"
+                    f"config methods.{name}: invalid parameters {short_repr(params)}: {exc}"
                 ) from None
+            for (n, p, k), base in shapes.items():
+                try:  # the method's own rule (UFSSelector.check_shape), as its fit applies it
+                    est.check_shape(n, p, k)
+                except ValueError as exc:
+                    which = "defaults" if is_default else "grid"
+                    source = (
+                        f"methods.{name}.{which}" if which in entry else f"the registry {which}"
+                    )
+                    raise ConfigError(
+                        f"config methods.{name} (parameters {short_repr(params)} from "
+                        f"{source}) on datasets.{base} "
+                        f"(p={p} features, k={k} classes): {exc}; leave {name} out for this "
+                        "dataset (a separate config, or only_methods / only_datasets)"
+                    ) from None
             gspec = est.graph_spec()
             if gspec is not None:
                 # the graph is built on the matrix the method receives, and cached per
@@ -328,4 +576,32 @@ def build_plan(config: dict[str, Any]) -> Plan:
             }
         plan.settings[name] = list(settings.values())
         plan.split_h[name] = bool(entry.get("split_h", False))
+    n_tasks = plan.n_tasks()
+    if n_tasks > LARGE_PLAN:
+        plan.warnings.append(_size_message(plan, methods, n_tasks))
+        if warn:
+            warnings.warn(plan.warnings[-1], PlanSizeWarning, stacklevel=2)
     return plan
+
+
+def _size_message(plan: Plan, methods: dict[str, Any], n_tasks: int) -> str:
+    """Which config keys make the plan this large: each method's settings (the sizes of
+    its ``grid`` lists), the dataset instances (``replicates``) and ``split_h``."""
+    n_jobs = sum(len(plan.chunks(d)) for d in plan.instances)
+    parts = []
+    for m in sorted(plan.settings, key=lambda m: -len(plan.settings[m]))[:3]:
+        grid = (methods.get(m) or {}).get("grid")
+        source = f"methods.{m}.grid" if grid is not None else f"the registry grid of {m}"
+        sizes = " × ".join(f"{k}: {len(v)}" for k, v in sorted((grid or {}).items()))
+        split = f", methods.{m}.split_h: one job per h" if plan.split_h.get(m) else ""
+        parts.append(f"{source} gives {len(plan.settings[m]):,} settings ({sizes}){split}")
+    n_inst = len(plan.instances)
+    reps = sorted({i.base for i in plan.instances.values() if i.name != i.base})
+    parts.append(
+        f"{n_inst} dataset instance(s) in datasets"
+        + (f" (replicates of {', '.join(reps)})" if reps else "")
+    )
+    return (
+        f"config methods/datasets: the plan has {n_tasks:,} fit tasks in {n_jobs:,} jobs, "
+        f"more than {LARGE_PLAN:,}: is a grid larger than meant? " + "; ".join(parts) + "."
+    )

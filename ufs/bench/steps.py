@@ -26,7 +26,20 @@ from ..registry import get_method, make_estimator, source_hash
 from ..validation import check_data, check_labels
 from .io import atomic_path, read_json, write_json, write_npz
 
-__all__ = ["download", "standardize", "build_graph", "fit", "evaluate", "load_data"]
+__all__ = [
+    "download",
+    "standardize",
+    "build_graph",
+    "fit",
+    "evaluate",
+    "load_data",
+    "fit_status",
+    "fixed_iteration_budget",
+    "FIT_STATUSES",
+]
+
+#: Per-fit solver status, worst first (:func:`fit_status`).
+FIT_STATUSES = ("diverged", "not_converged", "fixed_budget", "ok")
 
 
 def download(
@@ -61,30 +74,42 @@ def _read_raw(raw: str | Path):
 
 
 def standardize(
-    raw: str | Path, out: str | Path, summary: str | Path, *, h: tuple[str, list[int]] | None = None
+    raw: str | Path,
+    out: str | Path,
+    summary: str | Path,
+    *,
+    h: tuple[str, list[int]] | None = None,
+    source: str | None = None,
 ) -> None:
     """Validate and z-score a raw dataset; keep the validated raw matrix beside it.
 
     ``h = (config key, h values)``: the largest ``h`` must not exceed the number of
     non-constant features (constant ones are never selected), checked here so that a
-    bad ``h`` stops the run before any solver starts.
+    bad ``h`` stops the run before any solver starts. ``source`` is what messages name
+    (default: the file ``raw``); the workflow names the dataset and, for a file dataset,
+    the user's file rather than its internal copy ``raw``.
     """
     X, y, truth, has_truth = _read_raw(raw)
-    X = check_data(X, name=f"dataset file {raw}")
-    y = check_labels(y, X.shape[0], min_classes=2)
+    what = source or f"dataset file {raw}"
+    try:
+        X = check_data(X, name=what)
+        y = check_labels(y, X.shape[0], min_classes=2)
+        st = zscore(X)
+    except (ValueError, TypeError) as exc:
+        msg = str(exc)
+        raise ValueError(msg if msg.startswith(what) else f"{what}: {msg}") from None
     k, n = int(y.max()) + 1, X.shape[0]
     if k >= n:
         raise ValueError(
-            f"dataset {raw}: {k} classes for {n} samples; clustering into k = {k} clusters "
+            f"{what}: {k} classes for {n} samples; clustering into k = {k} clusters "
             "needs more samples than clusters"
         )
-    st = zscore(X)
     informative = int((~st.constant).sum())
     if h is not None and h[1] and max(h[1]) > informative:
         raise ValueError(
             f"config datasets.{h[0]}.h: h={max(h[1])} exceeds the {informative} non-constant "
-            f"features of {raw} ({int(st.constant.sum())} of {X.shape[1]} features are constant "
-            "and are never selected)"
+            f"features of {what} ({int(st.constant.sum())} of {X.shape[1]} features are "
+            "constant and are never selected)"
         )
     write_npz(
         out, X=st.X, X_raw=X, y=y, true_features=truth, has_truth=has_truth, constant=st.constant
@@ -219,9 +244,65 @@ def fit(
     write_json(info, {"tasks": records})
 
 
+def fixed_iteration_budget(method: str, params: dict[str, Any]) -> bool:
+    """Whether ``method`` with ``params`` runs a fixed iteration budget by design.
+
+    The estimator says so through its own parameters: every iterative method of this
+    package documents ``tol = 0`` as "run exactly ``max_iter`` iterations, no convergence
+    test" (NDFS, RNE and FSASL by default, the authors' rule; LRPFS and NSSLFS when asked).
+    Such a fit ends with ``converged_ = False`` by construction, which is not a failure.
+    """
+    try:
+        tol = make_estimator(method, params).get_params().get("tol")
+    except Exception:  # an unknown method or parameter: no claim of a fixed budget
+        return False
+    return (
+        isinstance(tol, int | float | np.integer | np.floating)
+        and not isinstance(tol, bool)
+        and float(tol) == 0.0
+    )
+
+
+def fit_status(
+    fit_info: dict[str, Any],
+    objective=None,
+    warnings: list[str] | tuple[str, ...] = (),
+    *,
+    fixed_budget: bool = False,
+) -> str:
+    """The status of one fit, from the facts a fit records (one definition for the package).
+
+    * ``"diverged"``: the estimator set ``diverged_`` (it stopped on overflow and kept the
+      last finite iterate), its objective curve holds a non-finite value, or NumPy warned
+      of an overflow during the fit;
+    * ``"not_converged"``: ``converged_ = False`` while a convergence test was active: the
+      iteration budget ran out before the tolerance was met;
+    * ``"fixed_budget"``: ``converged_ = False`` because the method runs exactly
+      ``max_iter`` iterations by design (:func:`fixed_iteration_budget`), not a failure;
+    * ``"ok"``: converged, or a method without an iterative solver.
+
+    ``fit_info``: the fitted scalar attributes (``converged``, ``diverged``, …);
+    ``objective``: ``objective_`` per iteration; ``warnings``: ``"Category: message"``.
+    """
+    curve = None
+    if objective is not None:
+        # JSON stores non-finite values as None / "inf" / "-inf"
+        curve = np.array([np.nan if v is None else float(v) for v in np.ravel(objective)])
+    if (
+        fit_info.get("diverged")
+        or (curve is not None and not np.all(np.isfinite(curve)))
+        or any(w.startswith("RuntimeWarning") and "overflow" in w for w in warnings)
+    ):
+        return "diverged"
+    if fit_info.get("converged") is False:
+        return "fixed_budget" if fixed_budget else "not_converged"
+    return "ok"
+
+
 def _evaluate_task(X, y, truth, arrays, rec, *, restarts, nmi_average, seed):
     kind = rec["kind"]
     prefix = f"{rec['method']}|{rec['pid']}|"
+    fixed_budget = fixed_iteration_budget(rec["method"], rec["params"])
     rows = []
     t_eval = 0.0
     for h in rec["eval_hs"]:
@@ -245,6 +326,9 @@ def _evaluate_task(X, y, truth, arrays, rec, *, restarts, nmi_average, seed):
             "fit_seconds": fit["fit_seconds"],
             "fit_info": fit["fit_info"],
             "fit_warnings": fit["warnings"],
+            "fit_status": fit_status(
+                fit["fit_info"], objective, fit["warnings"], fixed_budget=fixed_budget
+            ),
             "selected": selected.tolist(),
             "objective_curve": None if objective is None else objective.tolist(),
         }

@@ -213,6 +213,9 @@ class LRPFS(UFSSelector):
     kind = "ranking"
     input_space = "unit_range"
 
+    def min_n_features(self, n_clusters):  # init="kmeans" clusters the p features: c <= p
+        return n_clusters if isinstance(self.init, str) and self.init == "kmeans" else 1
+
     def __init__(
         self,
         n_features_to_select: int = 10,

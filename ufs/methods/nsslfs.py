@@ -260,6 +260,9 @@ class NSSLFS(UFSSelector):
     kind = "ranking"
     requires_n_clusters = False
 
+    def min_n_features(self, n_clusters):  # k = n_components (default c) <= p
+        return n_clusters if self.n_components is None else self.n_components
+
     def __init__(
         self,
         n_features_to_select: int = 10,

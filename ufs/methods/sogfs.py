@@ -282,6 +282,9 @@ class SOGFS(UFSSelector):
 
     kind = "ranking"
 
+    def min_n_features(self, n_clusters):  # m = n_components (default c) <= p
+        return n_clusters if self.n_components is None else self.n_components
+
     def __init__(
         self,
         n_features_to_select: int = 10,

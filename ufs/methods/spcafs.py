@@ -75,6 +75,9 @@ class SPCAFS(UFSSelector):
 
     kind = "ranking"
 
+    def min_n_features(self, n_clusters):  # m = n_components (default c - 1) < p
+        return (max(n_clusters - 1, 1) if self.n_components is None else self.n_components) + 1
+
     def __init__(
         self,
         n_features_to_select: int = 10,

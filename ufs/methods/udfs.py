@@ -121,6 +121,9 @@ class UDFS(UFSSelector):
 
     kind = "ranking"
 
+    def min_n_features(self, n_clusters):  # W: p × c, orthonormal columns (p > c)
+        return n_clusters + 1
+
     def __init__(
         self,
         n_features_to_select: int = 10,

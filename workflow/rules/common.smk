@@ -9,9 +9,12 @@ from ufs.datasets.mirror import sha256_file
 from ufs.registry import package_hash, source_hash
 
 try:
-    PLAN = build_plan(config)
+    PLAN = build_plan(config, warn=False)
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
+
+for _warning in PLAN.warnings:  # e.g. a plan larger than ufs.bench.config.LARGE_PLAN
+    logger.warning(_warning)
 
 if PLAN.skipped:
     logger.warning(f"offline_only: skipping datasets not available offline: {PLAN.skipped}")
@@ -68,7 +71,7 @@ def file_version(dataset):
 wildcard_constraints:
     dataset="|".join(re.escape(d) for d in PLAN.instances),
     base=r"[A-Za-z0-9_.]+",
-    chunk=r"c\d{3}",
+    chunk=r"c\d\d\d+",  # c000 ...: ufs.bench.config.Plan.chunks
     gid=r"[0-9a-f]{10}",
 
 
@@ -90,22 +93,28 @@ def chunk_graphs(w):
     return {gid: f"{OUT}/graphs/{w.dataset}/{gid}.npz" for gid in gids}
 
 
+_CODE_VERSION = {}
+
+
 def chunk_code(w):
-    """Code versions of the chunk's methods: a solver change re-runs its chunks."""
-    return sorted({f"{t.method}:{source_hash(t.method)}" for t in PLAN.chunks(w.dataset)[w.chunk]})
+    """Code versions of the chunk's methods: a solver change re-runs its chunks. Hashed
+    once per method and process (a hash reads the method's files: ~3 ms)."""
+    methods = {t.method for t in PLAN.chunks(w.dataset)[w.chunk]}
+    for m in methods - _CODE_VERSION.keys():
+        _CODE_VERSION[m] = source_hash(m)
+    return sorted(f"{m}:{_CODE_VERSION[m]}" for m in methods)
 
 
-def evaluation_meta(dataset):
+def evaluation_meta(dataset, chunk):
+    """The protocol membership of the chunk's settings (only theirs: all of the plan's
+    would make every job's params grow with the plan, and re-run every evaluation when a
+    method is added to the config)."""
     inst = PLAN.instances[dataset]
-    return {
-        "dataset": dataset,
-        "dataset_base": inst.base,
-        "seed": SEED,
-        "settings": {
-            f"{s.method}|{s.pid}": {"label_free": s.label_free, "in_grid": s.in_grid}
-            for _, s in PLAN.jobs()
-        },
-    }
+    settings = {}
+    for t in PLAN.chunks(dataset)[chunk]:
+        s = PLAN.setting(t.method, t.pid)
+        settings[f"{s.method}|{s.pid}"] = {"label_free": s.label_free, "in_grid": s.in_grid}
+    return {"dataset": dataset, "dataset_base": inst.base, "seed": SEED, "settings": settings}
 
 
 def evaluations_of(dataset):

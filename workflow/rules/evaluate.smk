@@ -7,7 +7,7 @@ rule evaluate:
     output:
         f"{OUT}/evaluations/{{dataset}}/{{chunk}}.json",
     params:
-        meta=lambda w: evaluation_meta(w.dataset),
+        meta=lambda w: evaluation_meta(w.dataset, w.chunk),
         hs=lambda w: list(PLAN.instances[w.dataset].hs),
         restarts=RESTARTS,
         nmi_average=NMI_AVERAGE,
