@@ -54,8 +54,9 @@ def test_fixed_budget_is_what_the_estimator_documents():
     assert not fixed_iteration_budget("no_such_method", {})
 
 
-def test_real_fits_record_their_status(tmp_path):
-    """fit → evaluate on a small data set: the evaluation rows carry ``fit_status``."""
+def test_real_fits_record_their_status(tmp_path, capsys):
+    """fit → evaluate on a small data set: the evaluation rows carry ``fit_status``, and
+    the fit logs one progress line per fit (method, setting, h, seconds, status)."""
     rng = np.random.default_rng(0)
     y = np.repeat(np.arange(3), 20)
     X = rng.normal(size=(60, 12))
@@ -68,6 +69,11 @@ def test_real_fits_record_their_status(tmp_path):
         {"method": "max_variance", "pid": "p3", "params": {}, "hkey": "x", "hs": [None]},
     ]
     fit(tmp_path / "data.npz", tasks, tmp_path / "fit.npz", tmp_path / "fit.json")
+    log = capsys.readouterr().err.splitlines()
+    assert len(log) == 3
+    assert log[0].startswith("fit eufs setting=p1 {'max_iter': 2} h=all: ")
+    assert log[0].endswith("n_iter=2 status=not_converged")
+    assert log[1].endswith("n_iter=3 status=fixed_budget") and log[2].endswith("status=ok")
     meta = {
         "dataset": "toy",
         "dataset_base": "toy",

@@ -6,6 +6,7 @@ adapters over these functions.
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 import zipfile
@@ -159,11 +160,32 @@ def _scalar_attributes(est) -> dict[str, Any]:
     return out
 
 
-def _fit_task(d: dict[str, Any], graph, method: str, params: dict[str, Any], hs, seed: int):
+def _log_fit(method: str, pid: str, params: dict[str, Any], h, seconds: float, est, caught):
+    """One progress line per fit on stderr (the job's log, see ``workflow/scripts/_job.py``):
+    method, setting, h, seconds, iterations and the status of :func:`fit_status`."""
+    info = _scalar_attributes(est)
+    status = fit_status(
+        info,
+        getattr(est, "objective_", None),
+        [f"{w.category.__name__}: {w.message}" for w in caught],
+        fixed_budget=fixed_iteration_budget(method, params),
+    )
+    iters = f" n_iter={info['n_iter']}" if "n_iter" in info else ""
+    print(
+        f"fit {method} setting={pid} {params} h={'all' if h is None else h}: "
+        f"{seconds:.3f} s{iters} status={status}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _fit_task(
+    d: dict[str, Any], graph, method: str, params: dict[str, Any], hs, seed: int, pid: str = ""
+):
     """Fit one method for each ``h`` in ``hs``; return (arrays by label, facts by label).
 
     Ranking and full methods are fitted once (``hs == [None]``, label ``rank``/``all``);
-    subset methods once per ``h`` (label ``h<h>``).
+    subset methods once per ``h`` (label ``h<h>``). Each fit logs one line (:func:`_log_fit`).
     """
     k = int(d["y"].max()) + 1
     kind = get_method(method).kind
@@ -181,6 +203,7 @@ def _fit_task(d: dict[str, Any], graph, method: str, params: dict[str, Any], hs,
             warnings.simplefilter("ignore", ConstantFeaturesWarning)  # reported by `standardize`
             est.fit(X, graph=graph) if graph is not None else est.fit(X)
         seconds = time.perf_counter() - t0
+        _log_fit(method, pid, params, h, seconds, est, caught)
         arrays[f"{label}|selected"] = np.asarray(est.selected_features_, dtype=np.int64)
         if hasattr(est, "feature_order_"):
             arrays[f"{label}|feature_order"] = np.asarray(est.feature_order_, dtype=np.int64)
@@ -222,12 +245,18 @@ def fit(
             loaded[gid] = sp.load_npz(graphs[gid])
         try:
             arr, fits = _fit_task(
-                d, loaded.get(gid) if gid else None, t["method"], t["params"], t["hs"], seed
+                d,
+                loaded.get(gid) if gid else None,
+                t["method"],
+                t["params"],
+                t["hs"],
+                seed,
+                pid=t["pid"],
             )
         except Exception as exc:  # name the failing task; nothing of this chunk is written
             raise RuntimeError(
                 f"fitting {t['method']} with {t['params']} (setting {t['pid']}, h {t['hs']}) "
-                f"on {data} failed: {type(exc).__name__}: {exc}"
+                f"on dataset {Path(data).stem!r} ({data}) failed: {type(exc).__name__}: {exc}"
             ) from exc
         prefix = f"{t['method']}|{t['pid']}|"
         arrays.update({prefix + k: v for k, v in arr.items()})
