@@ -20,8 +20,9 @@ Snakefile (the workflow profile ``profiles/default`` is loaded as usual), and ch
 * Snakemake exited with 0 and its log reports ``≥ N`` finished ``evaluate`` jobs, one per plan
   chunk, and as many benchmark files under ``results/benchmarks/evaluate``;
 * the MLflow store ``results/mlflow.db`` (experiment from the config) holds exactly the expected
-  number of FINISHED runs, each with a ``run_key`` tag, all keys unique and equal to the keys
-  the plan predicts, and no active run in another state.
+  number of FINISHED runs, each with a ``setting_key`` tag (its run key without the output
+  directory and data hash), all unique and equal to the keys the plan predicts, and no active
+  run in another state.
 
 It prints and writes as JSON (``--json``, default ``<workdir>/load_test.json``): wall time, jobs
 by rule, jobs/min, evaluations/min, MLflow runs, the time to the first job (DAG building), the
@@ -111,7 +112,7 @@ def build_config(
 def expected_counts(config: dict[str, Any]) -> dict[str, Any]:
     """Jobs and MLflow runs the plan of ``config`` predicts, and the runs' keys."""
     from ufs.bench.config import build_plan
-    from ufs.bench.tracking import run_key
+    from ufs.bench.tracking import setting_key
 
     plan = build_plan(config)
     ev = config.get("evaluation") or {}
@@ -121,7 +122,9 @@ def expected_counts(config: dict[str, Any]) -> dict[str, Any]:
     keys = []
     for d, s in plan.jobs():
         labels = ["all"] if s.kind == "full" else [str(h) for h in plan.instances[d].hs]
-        keys += [run_key(d, s.method, s.pid, lab, restarts, seed, nmi_average) for lab in labels]
+        keys += [
+            setting_key(d, s.method, s.pid, lab, restarts, seed, nmi_average) for lab in labels
+        ]
     chunks = sum(len(plan.chunks(d)) for d in plan.instances)
     return {"evaluate": chunks, "fit": chunks, "runs": len(keys), "run_keys": sorted(keys)}
 
@@ -349,7 +352,7 @@ def mlflow_runs(db: Path, experiment: str) -> dict[str, Any]:
     return {
         "experiment_found": True,
         "finished": len(finished),
-        "run_keys": [r.data.tags.get("run_key") for r in finished],
+        "run_keys": [r.data.tags.get("setting_key") for r in finished],
         "other_status": dict(other),
     }
 

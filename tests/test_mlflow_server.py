@@ -266,7 +266,7 @@ def test_parallel_writers_log_every_run_once(down_run, tmp_path, mlflow_server):
     victim = runs[0]
     orphan = client.create_run(
         victim.info.experiment_id,
-        tags={k: victim.data.tags[k] for k in ("run_key", "dataset", "result_hash")},
+        tags={k: victim.data.tags[k] for k in ("run_key", "dataset", "result_hash", "output_id")},
     )
     run_snakemake(workdir, cfg, *PARALLEL, "--forcerun", "track")
     again = _check_runs(server.uri, down_run["config"])

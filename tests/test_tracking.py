@@ -1,10 +1,14 @@
-"""MLflow logging (ufs.bench.tracking) on a local SQLite store: fast, no workflow, no server."""
+"""MLflow logging (ufs.bench.tracking) on a local SQLite store: fast, no workflow, no server.
+The same behaviour through the workflow: tests/test_mlflow_store.py."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import socket
+import sqlite3
 
+import numpy as np
 import pytest
 
 pytest.importorskip("mlflow")
@@ -58,11 +62,31 @@ def _active(uri, experiment):
     return client.search_runs([exp.experiment_id], run_view_type=ViewType.ACTIVE_ONLY)
 
 
-def test_log_once_and_remove_an_orphan_with_a_logged_key(tmp_path):
-    uri = tracking.default_tracking_uri(tmp_path)
+def _leftovers(directory):
+    return sorted(p.name for p in directory.iterdir() if ".tmp-" in p.name)
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    """A migrated store without experiments: copied by tests that do not test creation
+    (a migration takes seconds)."""
+    db = tmp_path_factory.mktemp("pristine") / "mlflow.db"
+    tracking._client(f"sqlite:///{db}").search_experiments()
+    tracking._dispose_engine(f"sqlite:///{db}")
+    return db
+
+
+def _store(pristine, directory):
+    directory.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(pristine, directory / "mlflow.db")
+    return tracking.default_tracking_uri(directory)
+
+
+def test_log_once_and_remove_an_orphan_with_a_logged_key(tmp_path, pristine):
+    uri = _store(pristine, tmp_path)
     tracking.init_experiment(uri, "e", tmp_path / "art", tmp_path / "init.json")
     ev = _evaluation(tmp_path / "c000.json")
-    kw = {"dataset": "toy"}
+    kw = {"dataset": "toy", "output_dir": tmp_path, "data_sha256": "d1"}
     assert tracking.log_evaluations(uri, "e", [ev], tmp_path / "r.json", **kw)["logged"] == 2
     runs = _active(uri, "e")
     assert {r.info.status for r in runs} == {"FINISHED"} and len(runs) == 2
@@ -70,31 +94,46 @@ def test_log_once_and_remove_an_orphan_with_a_logged_key(tmp_path):
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=uri)
-    tags = {k: runs[0].data.tags[k] for k in ("run_key", "result_hash", "dataset")}
+    tags = {k: runs[0].data.tags[k] for k in ("run_key", "result_hash", "dataset", "output_id")}
     orphan = client.create_run(runs[0].info.experiment_id, tags=tags)
     counts = tracking.log_evaluations(uri, "e", [ev], tmp_path / "r.json", **kw)
-    assert counts == {"logged": 0, "skipped": 2, "replaced": 0}
+    assert counts == {"logged": 0, "skipped": 2, "replaced": 0, "removed": 0}
     assert client.get_run(orphan.info.run_id).info.lifecycle_stage == "deleted"
     assert {r.info.run_id for r in _active(uri, "e")} == {r.info.run_id for r in runs}
     # local store: artifacts under the given artifact root
     assert len(list((tmp_path / "art").rglob("selected_features.json"))) == 2
 
 
-def test_server_experiment_leaves_artifacts_to_the_server(tmp_path, monkeypatch):
+def test_server_experiment_leaves_artifacts_to_the_server(tmp_path, monkeypatch, pristine):
+    from mlflow.tracking import MlflowClient
+
+    uri = _store(pristine, tmp_path)
+    tracking.init_experiment(uri, "loc", tmp_path / "a", tmp_path / "r")
+    exp = MlflowClient(uri).get_experiment_by_name("loc")
+    assert exp.artifact_location == (tmp_path / "a").resolve().as_uri()
+    assert tracking.default_artifact_root(f"sqlite:///{tmp_path}/s/m.db") == str(
+        tmp_path.resolve() / "s" / "mlflow-artifacts"
+    )
+    assert tracking.default_artifact_root("http://127.0.0.1:5000") is None
+
     created = {}
 
     class Client:
         def get_experiment_by_name(self, name):
             return None
 
-        def create_experiment(self, name, artifact_location=None):
-            created[name] = artifact_location
+        def create_experiment(self, name, artifact_location=None, tags=None):
+            created[name] = (artifact_location, tags)
             return "7"
 
     monkeypatch.setattr(tracking, "_client", lambda uri: Client())
     tracking.init_experiment("http://127.0.0.1:5000", "srv", tmp_path / "a", tmp_path / "r.json")
-    tracking.init_experiment(f"sqlite:///{tmp_path}/m.db", "loc", tmp_path / "a", tmp_path / "r")
-    assert created == {"srv": None, "loc": (tmp_path / "a").resolve().as_uri()}
+    assert created["srv"][0] is None and created["srv"][1][tracking.STORE_TAG]
+    # a server is not inspected when the workflow is planned
+    assert tracking.planned_store_id("http://127.0.0.1:5000", "srv", tmp_path / "r.json") == (
+        "",
+        None,
+    )
 
 
 def test_unreachable_server_fails_fast_with_a_clear_message(tmp_path, monkeypatch):
@@ -105,9 +144,165 @@ def test_unreachable_server_fails_fast_with_a_clear_message(tmp_path, monkeypatc
         with pytest.raises(tracking.TrackingError) as err:
             tracking.init_experiment(uri, "e", None, tmp_path / "init.json")
         with pytest.raises(tracking.TrackingError) as err2:
-            tracking.log_evaluations(uri, "e", [], tmp_path / "r.json", dataset="toy")
+            tracking.log_evaluations(
+                uri, "e", [], tmp_path / "r.json", dataset="toy", output_dir=tmp_path,
+                data_sha256="d",
+            )  # fmt: skip
     for e in (err, err2):
         msg = str(e.value)
         assert msg.startswith(f"Cannot reach the MLflow tracking server at {uri}: ")
         assert "docs/mlflow_server.md" in msg and "log exactly the missing runs" in msg
     assert not (tmp_path / "init.json").exists() and not (tmp_path / "r.json").exists()
+
+
+def test_store_identity_follows_creation_damage_and_deletion(tmp_path, pristine):
+    """The planned store id is stable for a sound store and changes (with a warning) when
+    the store is damaged or deleted; a damaged store is moved aside and rebuilt."""
+    out = tmp_path / "results"
+    uri, receipt = tracking.default_tracking_uri(out), out / "mlflow" / "experiment.json"
+    db = out / "mlflow.db"
+    first, warning = tracking.planned_store_id(uri, "e", receipt)
+    assert warning is None and not db.exists()
+    _store(pristine, out)  # a sound store without the experiment (another tool made it)
+    (out / "mlflow.db.tmp-999999-0").write_bytes(b"half a store")  # a killed creation's
+    tracking.init_experiment(uri, "e", None, receipt, store_id=first)
+    assert json.loads(receipt.read_text())["store_id"] == first
+    assert _leftovers(out) == [] and tracking.store_problem(db) is None
+    assert tracking.planned_store_id(uri, "e", receipt) == (first, None)  # stable
+
+    with sqlite3.connect(db) as con:  # what a migration cut by SIGKILL leaves
+        con.execute("CREATE TABLE _alembic_tmp_runs (x INTEGER)")
+        con.execute("DELETE FROM alembic_version")
+    assert "_alembic_tmp_runs" in tracking.store_problem(db)
+    second, warning = tracking.planned_store_id(uri, "e", receipt)
+    assert second != first and "_alembic_tmp_runs" in warning and "moves it aside" in warning
+    warned = []
+    tracking.init_experiment(uri, "e", None, receipt, store_id=second, warn=warned.append)
+    (aside,) = out.glob("mlflow.db.broken-*")
+    assert len(warned) == 1 and str(aside) in warned[0] and "_alembic_tmp_runs" in warned[0]
+    assert tracking.store_problem(db) is None and _leftovers(out) == []
+    assert json.loads(receipt.read_text())["store_id"] == second
+    assert tracking.planned_store_id(uri, "e", receipt) == (second, None)
+
+    db.unlink()
+    third, warning = tracking.planned_store_id(uri, "e", receipt)
+    assert third not in (first, second) and "no longer exists" in warning
+    with pytest.raises(tracking.TrackingError, match="does not exist"):
+        # a logging job never creates a store itself (not atomically, not under the lock)
+        tracking.log_evaluations(
+            uri, "e", [], out / "r.json", dataset="toy", output_dir=out, data_sha256="d"
+        )
+    assert not db.exists()
+
+
+def test_a_failed_creation_leaves_no_store(tmp_path, monkeypatch):
+    """A full disk (here: ENOSPC after the migration) while creating: a clear error, and
+    neither the store nor its temporary file."""
+    real = tracking._ensure_experiment
+
+    def full_disk(*args):
+        real(*args)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tracking, "_ensure_experiment", full_disk)
+    uri = tracking.default_tracking_uri(tmp_path)
+    with pytest.raises(tracking.TrackingError, match="No space left on device"):
+        tracking.init_experiment(uri, "e", None, tmp_path / "init.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_output_dirs_sharing_a_store_touch_only_their_own_runs(tmp_path, pristine):
+    out_a, out_b = tmp_path / "a", tmp_path / "b"
+    uri = _store(pristine, out_a)  # a's own store, shared with b
+    tracking.init_experiment(uri, "e", None, tmp_path / "init.json")
+    ev = _evaluation(tmp_path / "c000.json")
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    exp_id = client.get_experiment_by_name("e").experiment_id
+    legacy = client.create_run(exp_id, tags={"dataset": "toy", "run_key": "old"}).info.run_id
+
+    def log(out, data):
+        return tracking.log_evaluations(
+            uri, "e", [ev], tmp_path / "r.json", dataset="toy", output_dir=out, data_sha256=data
+        )
+
+    def runs_of(out):
+        oid = tracking.output_id(out)
+        return {r.info.run_id: r for r in _active(uri, "e") if r.data.tags.get("output_id") == oid}
+
+    assert log(out_b, "hb") == {"logged": 2, "skipped": 0, "replaced": 0, "removed": 0}
+    # b's logging leaves a run it cannot own alone (no output_id, not in b's store)
+    assert client.get_run(legacy).info.lifecycle_stage == "active"
+    # same dataset name, same settings, other data and directory: a's own runs, nothing of b's
+    assert log(out_a, "ha") == {"logged": 2, "skipped": 0, "replaced": 0, "removed": 1}
+    assert client.get_run(legacy).info.lifecycle_stage == "deleted"  # a's store, pre-tag run
+    b_runs, a_runs = runs_of(out_b), runs_of(out_a)
+    assert len(b_runs) == len(a_runs) == 2 and len(_active(uri, "e")) == 4
+    assert len({r.data.tags["run_key"] for r in _active(uri, "e")}) == 4
+    assert {r.data.tags["output_dir"] for r in a_runs.values()} == {str(out_a.resolve())}
+    # a's data changed: its runs are replaced under new keys, the stale ones removed; b intact
+    assert log(out_a, "ha2") == {"logged": 2, "skipped": 0, "replaced": 0, "removed": 2}
+    assert runs_of(out_b).keys() == b_runs.keys()
+    assert {r.data.tags["data_sha256"] for r in runs_of(out_a).values()} == {"ha2"}
+    receipt = json.loads((tmp_path / "r.json").read_text())
+    assert receipt["data_sha256"] == "ha2" and receipt["output_dir"] == str(out_a.resolve())
+    assert receipt["store_id"] == client.get_experiment(exp_id).tags[tracking.STORE_TAG]
+
+
+def test_database_is_locked_is_retried_with_backoff(tmp_path, monkeypatch, pristine):
+    from mlflow.exceptions import MlflowException
+    from mlflow.tracking import MlflowClient
+
+    uri = _store(pristine, tmp_path)
+    tracking.init_experiment(uri, "e", None, tmp_path / "init.json")
+    ev = _evaluation(tmp_path / "c000.json")
+    sleeps = []
+    monkeypatch.setattr(tracking, "_sleep", sleeps.append)
+    real = MlflowClient.log_batch
+    failures = {"left": 1}
+
+    def flaky(self, *args, **kwargs):  # a run is half-logged when the lock times out
+        if failures["left"]:
+            failures["left"] -= 1
+            raise MlflowException("(sqlite3.OperationalError) database is locked")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(MlflowClient, "log_batch", flaky)
+    kw = {"dataset": "toy", "output_dir": tmp_path, "data_sha256": "d"}
+    counts = tracking.log_evaluations(uri, "e", [ev], tmp_path / "r.json", **kw)
+    # the second pass removed the half-logged run and logged both
+    assert counts == {"logged": 2, "skipped": 0, "replaced": 1, "removed": 0}
+    runs = _active(uri, "e")
+    assert len(runs) == 2 and {r.info.status for r in runs} == {"FINISHED"}
+    assert len(sleeps) == 1 and 0.75 <= sleeps[0] <= 1.25
+
+    # a lock that never clears: bounded, then a clear error and no receipt
+    failures["left"] = 10**6
+    sleeps.clear()
+    ev2 = _evaluation(tmp_path / "c001.json", dataset="toy2")
+    kw2 = {**kw, "dataset": "toy2"}
+    with pytest.raises(tracking.TrackingError, match="database is locked"):
+        tracking.log_evaluations(uri, "e", [ev2], tmp_path / "r2.json", **kw2)
+    assert (
+        len(sleeps) == tracking.LOCKED_RETRIES - 1 and sleeps[-1] >= 2 ** (len(sleeps) - 1) * 0.75
+    )
+    assert not (tmp_path / "r2.json").exists()
+
+
+def test_data_hash_is_of_the_arrays_not_the_file(tmp_path):
+    X = np.arange(12.0).reshape(4, 3)
+    np.savez(tmp_path / "a.npz", X=X, y=np.array([0, 1, 0, 1]))
+    np.savez(tmp_path / "b.npz", y=np.array([0, 1, 0, 1]), X=X.copy())
+    np.savez(tmp_path / "c.npz", X=X + 1e-12, y=np.array([0, 1, 0, 1]))
+    h = [tracking.data_sha256(tmp_path / f"{n}.npz") for n in "abc"]
+    assert h[0] == h[1] != h[2] and len(h[0]) == 64
+    key = tracking.run_key(
+        "d", "m", "p", "2", 2, 0, "arithmetic", output_dir=tmp_path, data_sha256=h[0]
+    )
+    assert key != tracking.run_key(
+        "d", "m", "p", "2", 2, 0, "arithmetic", output_dir=tmp_path / "x", data_sha256=h[0]
+    )
+    assert key != tracking.run_key(
+        "d", "m", "p", "2", 2, 0, "arithmetic", output_dir=tmp_path, data_sha256=h[2]
+    )

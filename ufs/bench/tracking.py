@@ -1,4 +1,4 @@
-"""MLflow logging: one run per (dataset, method, parameter setting, h).
+"""MLflow logging: one run per (output directory, data, dataset, method, setting, h).
 
 Design (DESIGN §6):
 
@@ -6,36 +6,92 @@ Design (DESIGN §6):
   any logging job runs (many processes creating a SQLite store or an experiment at once
   corrupt it or silently log into "Default"). Logging jobs look the experiment up by
   name and fail clearly if it does not exist.
-* Idempotent: every run carries a deterministic ``run_key`` tag and a ``result_hash``
-  tag. A FINISHED run with the same key and hash is never logged again; a run with the
-  key that did not finish (a killed job) or that holds outdated results is deleted and
-  logged afresh. Hence exactly one FINISHED run per key.
+* A local SQLite store is created atomically: built and migrated at a temporary path
+  beside it (``mlflow.db.tmp-<pid>-<random>``), then renamed onto ``mlflow.db``, under an
+  exclusive lock on its directory (concurrent workflows on one store). A killed or failed
+  creation leaves no ``mlflow.db`` (its temporary file is removed by the next creation).
+  An existing store that fails the health check (:func:`store_problem`: unreadable,
+  ``PRAGMA quick_check``, tables of an interrupted migration, missing tables, schema not at
+  this MLflow's head) is moved aside to ``mlflow.db.broken-<time>`` with a WARNING naming it,
+  and rebuilt; the results files then log every run again.
+* Store identity: the experiment carries a tag ``ufs_bench.store_id``, and every receipt
+  (``<out>/mlflow/experiment.json``, ``<out>/mlflow/<dataset>.json``) records it. At
+  planning time :func:`planned_store_id` reads the store (read-only, no MLflow import);
+  when it is missing, damaged, or its experiment is missing or untagged, it returns a new
+  id (deterministic, so every process of one run agrees), a rule parameter of the
+  ``mlflow_init`` and ``track`` jobs: they re-run, and no receipt claims runs in a store
+  that was rebuilt.
+* Run keys identify the output directory (resolved path) and the data (:func:`data_sha256`
+  of the standardized data) besides the setting (:func:`setting_key`), so several output
+  directories can share one store. A logging job only ever reads, replaces or deletes runs
+  of its own output directory (tag ``output_id``) and dataset (in the directory's own store
+  also the dataset's runs logged before runs carried that tag). A SQLite store keeps its
+  artifacts beside it (:func:`default_artifact_root`), not in one of the directories.
+* Idempotent: every run carries its ``run_key`` tag and a ``result_hash`` tag. A FINISHED
+  run with the same key and hash is never logged again; a run with the key that did not
+  finish (a killed job) or that holds outdated results is deleted and logged afresh; runs
+  of this output directory and dataset whose key is no longer in the results (e.g. the data
+  changed) are deleted. Hence exactly one FINISHED run per key, and the store mirrors the
+  results files.
+* SQLite takes one writer at a time. MLflow waits up to 20 s for the lock (``busy_timeout``);
+  beyond that, a ``database is locked`` error is retried a bounded number of times with
+  exponential backoff (:data:`LOCKED_RETRIES`), the whole pass at once (it is idempotent).
 * Results files are the source of truth; MLflow is an index for browsing.
 * Against a tracking server (``http(s)://``, docs/mlflow_server.md) the server owns the
   artifact store: experiments are created without a client-side artifact location, so
   artifacts are uploaded through the server (``mlflow-artifacts:/``) and not written to
   a path only this machine can see. HTTP requests fail fast (see the environment
   defaults below) and errors name the server, so a down server costs seconds per job.
+  A server's store is not inspected at planning time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import random
+import sqlite3
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from .io import read_evaluations, to_jsonable, write_json
+from .io import read_evaluations, read_json, to_jsonable, write_json
 
-__all__ = ["init_experiment", "log_evaluations", "run_key", "TrackingError", "default_tracking_uri"]
+__all__ = [
+    "init_experiment",
+    "log_evaluations",
+    "run_key",
+    "setting_key",
+    "data_sha256",
+    "output_id",
+    "planned_store_id",
+    "store_problem",
+    "default_artifact_root",
+    "TrackingError",
+    "default_tracking_uri",
+    "STORE_TAG",
+    "LOCKED_RETRIES",
+]
 
 # Fail fast instead of MLflow's default minutes of retries when a server is down.
 os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
 os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1")
 os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "20")
+
+#: experiment tag naming the store (see the module docstring)
+STORE_TAG = "ufs_bench.store_id"
+#: attempts of a pass that failed with ``database is locked`` (backoff 1, 2, 4, 8, 16 s)
+LOCKED_RETRIES = 6
+#: seconds to wait for another process creating or checking the same SQLite store
+LOCK_TIMEOUT = 600.0
+# tables any MLflow tracking store has (the full check uses MLflow's own list)
+_CORE_TABLES = frozenset(
+    {"alembic_version", "experiments", "experiment_tags", "runs", "tags", "params", "metrics"}
+)
 
 
 class TrackingError(RuntimeError):
@@ -44,6 +100,25 @@ class TrackingError(RuntimeError):
 
 def default_tracking_uri(output_dir: str | Path) -> str:
     return f"sqlite:///{Path(output_dir).resolve() / 'mlflow.db'}"
+
+
+def _sqlite_path(uri: str) -> Path | None:
+    """The database file of a ``sqlite:///`` URI (``None``: not a SQLite file store)."""
+    prefix = "sqlite:///"
+    if not uri.lower().startswith(prefix):
+        return None
+    path = uri[len(prefix) :].split("?", 1)[0]
+    if not path or path == ":memory:":
+        return None
+    return Path(path)
+
+
+def default_artifact_root(uri: str) -> str | None:
+    """Artifacts of a SQLite store live beside it (``<dir>/mlflow-artifacts``), so that
+    output directories sharing a store do not write into each other; a server keeps
+    them itself (``None``)."""
+    db = _sqlite_path(uri)
+    return None if db is None else str(db.resolve().parent / "mlflow-artifacts")
 
 
 def _client(uri: str):
@@ -57,22 +132,57 @@ def _is_server(uri: str) -> bool:
     return uri.split(":", 1)[0].lower() in ("http", "https")
 
 
-def _unreachable(exc: BaseException) -> bool:
-    """The server could not be reached at all (refused, timed out, reset, DNS)."""
-    import requests
-
+def _chain(exc: BaseException):
     seen: set[int] = set()
     e: BaseException | None = exc
     while e is not None and id(e) not in seen:
         seen.add(id(e))
-        if isinstance(e, requests.exceptions.ConnectionError | requests.exceptions.Timeout):
-            return True
+        yield e
         e = e.__cause__ or e.__context__
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """The server could not be reached at all (refused, timed out, reset, DNS)."""
+    import requests
+
+    if any(
+        isinstance(e, requests.exceptions.ConnectionError | requests.exceptions.Timeout)
+        for e in _chain(exc)
+    ):
+        return True
     text = str(exc)
     return any(
         s in text
         for s in ("Max retries exceeded", "Connection refused", "Failed to establish", "timed out")
     )
+
+
+def _locked(exc: BaseException) -> bool:
+    """SQLite's ``database is locked`` (another writer held the lock past the timeout)."""
+    return any("database is locked" in str(e) for e in _chain(exc))
+
+
+_sleep = time.sleep  # the backoff's sleep (tests replace it)
+
+
+def _retry_locked(fn):
+    """``fn()``, retried with exponential backoff (1, 2, 4, ... s, ±25 %) while it fails
+    with ``database is locked``, at most :data:`LOCKED_RETRIES` attempts; ``fn`` must be
+    idempotent. Any other error, or the last one, propagates."""
+    for attempt in range(LOCKED_RETRIES):
+        try:
+            return fn()
+        except Exception as exc:
+            if not _locked(exc) or attempt == LOCKED_RETRIES - 1:
+                raise
+            delay = 2.0**attempt * random.uniform(0.75, 1.25)
+            print(
+                f"MLflow store busy (database is locked), attempt {attempt + 1} of "
+                f"{LOCKED_RETRIES}; retrying in {delay:.1f} s",
+                file=sys.stderr,
+            )
+            _sleep(delay)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _wrap(uri: str, what: str, exc: Exception) -> TrackingError:
@@ -89,37 +199,371 @@ def _wrap(uri: str, what: str, exc: Exception) -> TrackingError:
     )
 
 
+# -- identity of the data, the output directory and the run ---------------------------------
+def data_sha256(path: str | Path) -> str:
+    """sha256 of the arrays of a data file (``.npz``): names, dtypes, shapes and bytes in
+    name order; unlike the file's bytes it does not depend on when the file was written."""
+    import numpy as np
+
+    h = hashlib.sha256()
+    with np.load(path, allow_pickle=False) as f:
+        for name in sorted(f.files):
+            a = np.ascontiguousarray(f[name])
+            h.update(json.dumps([name, a.dtype.str, list(a.shape)]).encode())
+            h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def output_id(output_dir: str | Path) -> str:
+    """Short id of an output directory (its resolved absolute path), a run tag."""
+    return hashlib.sha256(str(Path(output_dir).resolve()).encode()).hexdigest()[:16]
+
+
+def setting_key(
+    dataset: str, method: str, pid: str, h_label: str, restarts: int, seed: int, nmi_average: str
+) -> str:
+    """The (dataset, method, setting, h, protocol) part of a run key: the same in every
+    output directory (a run tag, ``setting_key``)."""
+    blob = json.dumps([dataset, method, pid, h_label, restarts, seed, nmi_average])
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def run_key(
+    dataset: str,
+    method: str,
+    pid: str,
+    h_label: str,
+    restarts: int,
+    seed: int,
+    nmi_average: str,
+    *,
+    output_dir: str | Path,
+    data_sha256: str,
+) -> str:
+    """A run's identity: the setting (:func:`setting_key`) in one output directory (its
+    resolved path) on one dataset content (:func:`data_sha256`)."""
+    skey = setting_key(dataset, method, pid, h_label, restarts, seed, nmi_average)
+    blob = json.dumps([str(Path(output_dir).resolve()), data_sha256, skey])
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+# -- the SQLite store: health, identity, atomic creation -------------------------------------
+def _stat_id(path: Path) -> str:
+    st = path.stat()
+    return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _structure_problem(con: sqlite3.Connection, tables_needed) -> str | None:
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    leftover = sorted(t for t in tables if t.startswith("_alembic_tmp_"))
+    if leftover:
+        return f"an interrupted schema migration left the tables {leftover}"
+    if "alembic_version" not in tables:
+        return "no alembic_version table: its schema migration never completed"
+    missing = sorted(set(tables_needed) - tables)
+    if missing:
+        return f"tables missing: {missing[:5]}{' ...' if len(missing) > 5 else ''}"
+    revs = [r[0] for r in con.execute("SELECT version_num FROM alembic_version")]
+    if len(revs) != 1:
+        return f"alembic_version holds {len(revs)} rows, not one: its schema migration was cut"
+    return None
+
+
+def store_problem(db: str | Path) -> str | None:
+    """Why the SQLite store ``db`` cannot be used (``None``: it is complete): not a SQLite
+    file, ``PRAGMA quick_check`` fails, leftovers of an interrupted migration, missing
+    tables, or a schema revision other than this MLflow's head. A revision this MLflow does
+    not know (a store of a newer MLflow) raises :class:`TrackingError` instead: such a
+    store is not ours to move aside."""
+    import mlflow.store.tracking.sqlalchemy_store  # noqa: F401  (registers MLflow's tables)
+    from mlflow.store.db import utils as dbu
+
+    head = dbu._get_latest_schema_revision()
+    try:
+        con = sqlite3.connect(str(db), timeout=30)
+        try:
+            check = [r[0] for r in con.execute("PRAGMA quick_check").fetchall()]
+            if check != ["ok"]:
+                return f"PRAGMA quick_check failed: {check[:3]}"
+            problem = _structure_problem(con, dbu.Base.metadata.tables)
+            if problem:
+                return problem
+            (rev,) = con.execute("SELECT version_num FROM alembic_version").fetchone()
+        finally:
+            con.close()
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc):
+            raise
+        return f"unreadable: {exc}"
+    except sqlite3.DatabaseError as exc:
+        return f"not a SQLite database: {exc}"
+    if rev != head:
+        from alembic.script import ScriptDirectory
+        from alembic.util import CommandError
+
+        try:
+            ScriptDirectory.from_config(dbu._get_alembic_config("")).get_revision(rev)
+        except CommandError:
+            raise TrackingError(
+                f"MLflow store {db} has schema revision {rev!r}, unknown to the installed "
+                f"MLflow (head {head!r}): it was written by a newer MLflow. Upgrade MLflow, or "
+                "set mlflow.tracking_uri to another store."
+            ) from None
+        return (
+            f"schema revision {rev!r} is not this MLflow's head {head!r} (a cut migration, or "
+            f"an older MLflow's store: if it holds runs you need, upgrade a copy with "
+            f"`mlflow db upgrade sqlite:///<copy>`)"
+        )
+    return None
+
+
+def _quick_state(db: Path, experiment: str) -> tuple[str | None, str, str | None]:
+    """Read-only look at a store at planning time, without importing MLflow:
+    ``(store id, fingerprint, problem)``; the store id is ``None`` unless the store looks
+    complete and the experiment is active and tagged."""
+    if not db.exists():
+        return None, "absent", None
+    try:
+        con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            problem = _structure_problem(con, _CORE_TABLES)
+            if problem:
+                return None, f"broken:{_stat_id(db)}", problem
+            rows = con.execute(
+                "SELECT e.experiment_id, e.creation_time, t.value FROM experiments e "
+                "LEFT JOIN experiment_tags t ON t.experiment_id = e.experiment_id "
+                "AND t.key = ? WHERE e.name = ? AND e.lifecycle_stage = 'active' "
+                "ORDER BY e.experiment_id",
+                (STORE_TAG, experiment),
+            ).fetchall()
+        finally:
+            con.close()
+    except sqlite3.OperationalError as exc:  # locked, or a hot journal it may not roll back
+        return None, f"unknown:{exc}", None
+    except sqlite3.DatabaseError as exc:
+        return None, f"broken:{_stat_id(db)}", f"not a SQLite database: {exc}"
+    if not rows:
+        return None, "no-experiment", None
+    tags = {r[2] for r in rows}
+    if len(tags) == 1 and None not in tags:
+        return rows[0][2], "tagged", None
+    return None, "untagged:" + ",".join(f"{r[0]}@{r[1]}" for r in rows), None
+
+
+def planned_store_id(uri: str, experiment: str, receipt: str | Path) -> tuple[str, str | None]:
+    """The store id the ``mlflow_init`` job must leave, and a warning (or ``None``).
+
+    Called when the workflow is planned (cheap, read-only, no MLflow import). A complete
+    local store whose experiment is tagged: its tag. Otherwise (missing, damaged, the
+    experiment missing or untagged): a new id derived from the store's state and the id in
+    the receipt ``receipt`` (``<out>/mlflow/experiment.json``), the same in every process of
+    one run. As a rule parameter of the ``mlflow_init`` and ``track`` jobs it makes them
+    re-run exactly when the store is not the one their receipts name. A tracking server is
+    not inspected here (``""``).
+    """
+    db = _sqlite_path(uri)
+    if db is None:
+        return "", None
+    try:
+        recorded = read_json(receipt).get("store_id")
+    except (OSError, ValueError, AttributeError):
+        recorded = None
+    current, fingerprint, problem = _quick_state(db, experiment)
+    if current:
+        return current, None
+    if fingerprint.startswith("unknown:") and recorded:  # e.g. locked by a writer just now
+        return recorded, None
+    blob = json.dumps([uri, experiment, recorded, fingerprint])
+    new = "s" + hashlib.sha256(blob.encode()).hexdigest()[:15]
+    if problem:
+        return new, (
+            f"MLflow store {db} cannot be used ({problem}): the mlflow_init job moves it "
+            f"aside to {db.name}.broken-<time> and builds a new store; every run is then "
+            "logged again from the results files"
+        )
+    if fingerprint == "absent" and recorded:
+        return new, (
+            f"MLflow store {db} no longer exists: the mlflow_init job creates it again and "
+            "every run is logged again from the results files"
+        )
+    return new, None
+
+
+@contextlib.contextmanager
+def _store_lock(db: Path, timeout: float = LOCK_TIMEOUT):
+    """Exclusive lock on the store's directory (``flock``), for creating, checking and
+    moving the store: concurrent workflows on one store take turns."""
+    import fcntl
+
+    db.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(db.parent, os.O_RDONLY)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise TrackingError(
+                        f"another process has held the lock on {db.parent} (creating or "
+                        f"checking the MLflow store {db.name}) for {timeout:.0f} s"
+                    ) from None
+                time.sleep(0.2)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _siblings(db: Path) -> list[Path]:
+    """SQLite's side files of ``db`` (rollback journal, WAL, shared memory)."""
+    return [db.with_name(db.name + s) for s in ("-journal", "-wal", "-shm")]
+
+
+def _remove_temporaries(db: Path) -> None:
+    """Temporary stores of killed creations (called under the lock: no creation runs)."""
+    for tmp in db.parent.glob(f"{db.name}.tmp-*"):
+        tmp.unlink(missing_ok=True)
+
+
+def _move_aside(db: Path) -> Path:
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    aside = db.with_name(f"{db.name}.broken-{stamp}")
+    n = 1
+    while aside.exists():
+        aside = db.with_name(f"{db.name}.broken-{stamp}-{n}")
+        n += 1
+    os.replace(db, aside)
+    for side, new in zip(_siblings(db), _siblings(aside), strict=True):
+        if side.exists():
+            os.replace(side, new)
+    return aside
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _dispose_engine(uri: str) -> None:
+    """Close MLflow's cached connections to ``uri`` (a store renamed, moved or replaced)."""
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    engine = SqlAlchemyStore._engine_map.pop(uri, None)
+    if engine is not None:
+        engine.dispose()
+
+
+def _ensure_experiment(client, name: str, loc: str | None, store_id: str) -> tuple[str, str]:
+    """The experiment's id and store id: created (tagged ``store_id``) if missing,
+    restored if deleted, tagged if untagged; an existing tag is kept."""
+    exp = client.get_experiment_by_name(name)
+    if exp is None:
+        try:
+            return client.create_experiment(
+                name, artifact_location=loc, tags={STORE_TAG: store_id}
+            ), store_id
+        except Exception:  # created meanwhile by another client of the same server
+            exp = client.get_experiment_by_name(name)
+            if exp is None:
+                raise
+    if exp.lifecycle_stage == "deleted":
+        client.restore_experiment(exp.experiment_id)
+    current = exp.tags.get(STORE_TAG)
+    if not current:
+        client.set_experiment_tag(exp.experiment_id, STORE_TAG, store_id)
+        current = store_id
+    return exp.experiment_id, current
+
+
+def _create_store(db: Path, name: str, loc: str | None, store_id: str) -> tuple[str, str]:
+    """Build and migrate a new store at ``mlflow.db.tmp-<pid>-<random>``, create the
+    experiment, check it, then rename it onto ``db`` (atomic). On any failure nothing is
+    left."""
+    # unique in the process too: MLflow caches stores and engines by URI
+    tmp = db.with_name(f"{db.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
+    tmp_uri = f"sqlite:///{tmp.resolve()}"
+    try:
+        exp = _ensure_experiment(_client(tmp_uri), name, loc, store_id)
+        _dispose_engine(tmp_uri)
+        problem = store_problem(tmp)
+        if problem:
+            raise TrackingError(f"the new MLflow store {tmp} is incomplete: {problem}")
+        _fsync(tmp)
+        os.replace(tmp, db)
+        _fsync(db.parent)
+        return exp
+    finally:
+        for f in (tmp, *_siblings(tmp)):
+            f.unlink(missing_ok=True)
+
+
 def init_experiment(
-    uri: str, name: str, artifact_root: str | Path | None, receipt: str | Path
+    uri: str,
+    name: str,
+    artifact_root: str | Path | None,
+    receipt: str | Path,
+    store_id: str = "",
+    warn=None,
 ) -> str:
     """Create the store and the experiment once (idempotent); write a receipt.
 
     ``artifact_root`` is used for a local store only; a tracking server keeps the
     artifacts where its ``--artifacts-destination`` says (proxied, ``mlflow-artifacts:/``).
+    A local SQLite store is created atomically, and an existing one that fails
+    :func:`store_problem` is moved aside (WARNING on stderr naming the file) and rebuilt,
+    all under a lock on its directory. ``store_id`` (from :func:`planned_store_id`) tags
+    a newly created or untagged experiment; an existing tag is kept. The receipt records
+    the experiment's store id. ``warn(message)`` reports a moved-aside store (default:
+    ``WARNING: ...`` on stderr).
     """
+    if warn is None:
+
+        def warn(message: str) -> None:
+            print(f"WARNING: {message}", file=sys.stderr)
+
+    store_id = store_id or "s" + os.urandom(8).hex()[:15]
+    local = artifact_root and not _is_server(uri)
+    loc = Path(artifact_root).resolve().as_uri() if local else None
+    db = _sqlite_path(uri)
     try:
-        client = _client(uri)
-        exp = client.get_experiment_by_name(name)
-        if exp is None:
-            local = artifact_root and not _is_server(uri)
-            loc = Path(artifact_root).resolve().as_uri() if local else None
-            exp_id = client.create_experiment(name, artifact_location=loc)
-        elif exp.lifecycle_stage == "deleted":
-            client.restore_experiment(exp.experiment_id)
-            exp_id = exp.experiment_id
+        if db is None:
+            exp_id, sid = _ensure_experiment(_client(uri), name, loc, store_id)
         else:
-            exp_id = exp.experiment_id
+            with _store_lock(db):
+                _remove_temporaries(db)
+                if db.exists():
+                    problem = _retry_locked(lambda: store_problem(db))
+                    if problem:
+                        aside = _move_aside(db)
+                        warn(
+                            f"MLflow store {db} cannot be used ({problem}); moved aside to "
+                            f"{aside} and rebuilt. Every run is logged again from the "
+                            "results files."
+                        )
+                # connections this process may hold to a file moved aside or replaced
+                _dispose_engine(uri)
+                if db.exists():
+                    exp_id, sid = _retry_locked(
+                        lambda: _ensure_experiment(_client(uri), name, loc, store_id)
+                    )
+                else:
+                    exp_id, sid = _create_store(db, name, loc, store_id)
+    except TrackingError:
+        raise
     except Exception as exc:
         raise _wrap(uri, f"creating experiment {name!r}", exc) from exc
-    write_json(receipt, {"tracking_uri": uri, "experiment": name, "experiment_id": exp_id})
+    write_json(
+        receipt,
+        {"tracking_uri": uri, "experiment": name, "experiment_id": exp_id, "store_id": sid},
+    )
     return exp_id
-
-
-def run_key(
-    dataset: str, method: str, pid: str, h_label: str, restarts: int, seed: int, nmi_average: str
-) -> str:
-    blob = json.dumps([dataset, method, pid, h_label, restarts, seed, nmi_average])
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def _result_hash(ev: dict[str, Any], row: dict[str, Any]) -> str:
@@ -128,24 +572,40 @@ def _result_hash(ev: dict[str, Any], row: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def _existing_runs(client, exp_id: str, dataset: str) -> dict[str, list]:
+def _search(client, exp_id: str, filter_string: str) -> list:
     from mlflow.entities import ViewType
 
-    runs: dict[str, list] = {}
+    runs: list = []
     token = None
     while True:
         page = client.search_runs(
             [exp_id],
-            filter_string=f"tags.dataset = '{dataset}'",
+            filter_string=filter_string,
             run_view_type=ViewType.ACTIVE_ONLY,
             max_results=1000,
             page_token=token,
         )
-        for r in page:
-            runs.setdefault(r.data.tags.get("run_key", ""), []).append(r)
+        runs.extend(page)
         token = page.token
         if not token:
             return runs
+
+
+def _existing_runs(client, exp_id: str, dataset: str, oid: str, legacy: bool):
+    """Active runs of this output directory and dataset, by run key; and, if ``legacy``
+    (the store is this output directory's own), the dataset's runs logged before runs
+    carried an ``output_id`` tag."""
+    runs: dict[str, list] = {}
+    for r in _search(client, exp_id, f"tags.dataset = '{dataset}' and tags.output_id = '{oid}'"):
+        runs.setdefault(r.data.tags.get("run_key", ""), []).append(r)
+    old = []
+    if legacy:
+        old = [
+            r
+            for r in _search(client, exp_id, f"tags.dataset = '{dataset}'")
+            if "output_id" not in r.data.tags
+        ]
+    return runs, old
 
 
 def _metric_rows(row: dict[str, Any], ts: int):
@@ -168,6 +628,137 @@ def _metric_rows(row: dict[str, Any], ts: int):
     return out
 
 
+def _log_run(client, exp_id: str, ev: dict[str, Any], row: dict[str, Any], tags: dict) -> str:
+    from mlflow.entities import Param, RunTag
+
+    run = client.create_run(
+        exp_id,
+        run_name=f"{ev['dataset']}/{ev['method']}/{ev['pid']}/h={row['h_label']}",
+        tags=tags,
+    )
+    rid = run.info.run_id
+    params = {
+        **{f"param.{k}": v for k, v in ev["params"].items()},
+        "h": row["h_label"],
+        "dataset": ev["dataset"],
+        "method": ev["method"],
+        "restarts": ev["restarts"],
+        "seed": ev["seed"],
+        "nmi_average": ev["nmi_average"],
+    }
+    ts = int(time.time() * 1000)
+    metrics = _metric_rows(row, ts)
+    for i in range(0, max(len(metrics), 1), 900):
+        client.log_batch(
+            rid,
+            metrics=metrics[i : i + 900],
+            params=[Param(k, str(v)) for k, v in params.items()] if i == 0 else [],
+            tags=[
+                RunTag(
+                    "mlflow.note.content",
+                    f"dataset {ev['dataset']}, setting {ev['pid']}: {ev['params']}",
+                )
+            ]
+            if i == 0
+            else [],
+        )
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "selected_features.json").write_text(json.dumps(row["selected"]))
+        (Path(tmp) / "evaluation.json").write_text(
+            json.dumps(to_jsonable({**ev, "results": [row]}), indent=1)
+        )
+        client.log_artifacts(rid, tmp)
+    client.set_terminated(rid, "FINISHED")
+    return rid
+
+
+def _log_pass(
+    client,
+    exp_id: str,
+    evs: list,
+    *,
+    dataset: str,
+    out: Path,
+    data_hash: str,
+    legacy: bool,
+    code_version: str,
+) -> tuple[dict[str, str], dict[str, int]]:
+    """One idempotent pass: log what is missing, replace what is outdated, delete the
+    stale runs of this output directory and dataset."""
+    oid = output_id(out)
+    counts = {"logged": 0, "skipped": 0, "replaced": 0, "removed": 0}
+    keys: dict[str, str] = {}
+    existing, old = _existing_runs(client, exp_id, dataset, oid, legacy)
+    for ev in evs:
+        for row in ev["results"]:
+            skey = setting_key(
+                ev["dataset"],
+                ev["method"],
+                ev["pid"],
+                row["h_label"],
+                ev["restarts"],
+                ev["seed"],
+                ev["nmi_average"],
+            )
+            key = run_key(
+                ev["dataset"],
+                ev["method"],
+                ev["pid"],
+                row["h_label"],
+                ev["restarts"],
+                ev["seed"],
+                ev["nmi_average"],
+                output_dir=out,
+                data_sha256=data_hash,
+            )
+            rhash = _result_hash(ev, row)
+            same = existing.pop(key, [])
+            keep = [
+                r
+                for r in same
+                if r.info.status == "FINISHED" and r.data.tags.get("result_hash") == rhash
+            ]
+            if keep:
+                # every other run with the key goes: duplicates, and the orphan left
+                # RUNNING when a create_run request was retried after the server had
+                # committed it but the reply was lost (the HTTP client retries POSTs)
+                for r in same:
+                    if r.info.run_id != keep[0].info.run_id:
+                        client.delete_run(r.info.run_id)
+                keys[key] = keep[0].info.run_id
+                counts["skipped"] += 1
+                continue
+            for r in same:  # unfinished (killed) or outdated runs
+                client.delete_run(r.info.run_id)
+                counts["replaced"] += 1
+            tags = {
+                "run_key": key,
+                "setting_key": skey,
+                "result_hash": rhash,
+                "output_dir": str(out),
+                "output_id": oid,
+                "data_sha256": data_hash,
+                "dataset": ev["dataset"],
+                "dataset_base": ev.get("dataset_base", ev["dataset"]),
+                "method": ev["method"],
+                "kind": ev["kind"],
+                "params_id": ev["pid"],
+                "protocol": "label_free" if ev["label_free"] else "grid",
+                "in_grid": str(ev["in_grid"]).lower(),
+                "label_free": str(ev["label_free"]).lower(),
+                "code_version": ev["code_version"],
+                "ufs_version": code_version,
+            }
+            keys[key] = _log_run(client, exp_id, ev, row, tags)
+            counts["logged"] += 1
+    # what is left: runs of keys no longer in the results (the data or the plan changed)
+    # and, in this directory's own store, runs logged before runs carried an output_id
+    for r in [r for runs in existing.values() for r in runs] + old:
+        client.delete_run(r.info.run_id)
+        counts["removed"] += 1
+    return keys, counts
+
+
 def log_evaluations(
     uri: str,
     experiment: str,
@@ -175,14 +766,28 @@ def log_evaluations(
     receipt: str | Path,
     *,
     dataset: str,
+    output_dir: str | Path,
+    data_sha256: str,
     code_version: str = "",
 ) -> dict[str, int]:
-    """Log every (setting, h) of the given evaluation files that is not yet logged."""
-    from mlflow.entities import Param, RunTag
+    """Log every (setting, h) of the given evaluation files that is not yet logged.
 
+    Runs are keyed by :func:`run_key` (``output_dir`` resolved, the data's ``data_sha256``)
+    and only runs of ``output_dir`` and ``dataset`` are read, replaced or deleted. A
+    ``database is locked`` error repeats the (idempotent) pass with backoff, at most
+    :data:`LOCKED_RETRIES` times. The receipt records the run ids and the store id.
+    """
+    db = _sqlite_path(uri)
+    if db is not None and not db.exists():
+        # MlflowClient would create a new store here, outside mlflow_init's atomic creation
+        raise TrackingError(
+            f"MLflow store {db} does not exist (deleted after the mlflow_init job ran?). "
+            "Re-run the workflow: mlflow_init creates it again and every run is logged "
+            "again from the results files."
+        )
     try:
         client = _client(uri)
-        exp = client.get_experiment_by_name(experiment)
+        exp = _retry_locked(lambda: client.get_experiment_by_name(experiment))
     except Exception as exc:
         raise _wrap(uri, "looking up the experiment", exc) from exc
     if exp is None:
@@ -190,96 +795,33 @@ def log_evaluations(
             f"MLflow experiment {experiment!r} does not exist in {uri!r}; it is created by the "
             "workflow's mlflow_init rule before any logging job"
         )
-    counts = {"logged": 0, "skipped": 0, "replaced": 0}
-    keys: dict[str, str] = {}
+    out = Path(output_dir).resolve()
+    legacy = db is not None and db.resolve() == out / "mlflow.db"
     try:
-        existing = _existing_runs(client, exp.experiment_id, dataset)
-        for ev in read_evaluations(evaluations):
-            for row in ev["results"]:
-                key = run_key(
-                    ev["dataset"],
-                    ev["method"],
-                    ev["pid"],
-                    row["h_label"],
-                    ev["restarts"],
-                    ev["seed"],
-                    ev["nmi_average"],
-                )
-                rhash = _result_hash(ev, row)
-                old = existing.get(key, [])
-                keep = [
-                    r
-                    for r in old
-                    if r.info.status == "FINISHED" and r.data.tags.get("result_hash") == rhash
-                ]
-                if keep:
-                    # every other run with the key goes: duplicates, and the orphan left
-                    # RUNNING when a create_run request was retried after the server had
-                    # committed it but the reply was lost (the HTTP client retries POSTs)
-                    for r in old:
-                        if r.info.run_id != keep[0].info.run_id:
-                            client.delete_run(r.info.run_id)
-                    keys[key] = keep[0].info.run_id
-                    counts["skipped"] += 1
-                    continue
-                for r in old:  # unfinished (killed) or outdated runs
-                    client.delete_run(r.info.run_id)
-                    counts["replaced"] += 1
-                tags = {
-                    "run_key": key,
-                    "result_hash": rhash,
-                    "dataset": ev["dataset"],
-                    "dataset_base": ev.get("dataset_base", ev["dataset"]),
-                    "method": ev["method"],
-                    "kind": ev["kind"],
-                    "params_id": ev["pid"],
-                    "protocol": "label_free" if ev["label_free"] else "grid",
-                    "in_grid": str(ev["in_grid"]).lower(),
-                    "label_free": str(ev["label_free"]).lower(),
-                    "code_version": ev["code_version"],
-                    "ufs_version": code_version,
-                }
-                run = client.create_run(
-                    exp.experiment_id,
-                    run_name=f"{ev['dataset']}/{ev['method']}/{ev['pid']}/h={row['h_label']}",
-                    tags=tags,
-                )
-                rid = run.info.run_id
-                params = {
-                    **{f"param.{k}": v for k, v in ev["params"].items()},
-                    "h": row["h_label"],
-                    "dataset": ev["dataset"],
-                    "method": ev["method"],
-                    "restarts": ev["restarts"],
-                    "seed": ev["seed"],
-                    "nmi_average": ev["nmi_average"],
-                }
-                ts = int(time.time() * 1000)
-                metrics = _metric_rows(row, ts)
-                for i in range(0, max(len(metrics), 1), 900):
-                    client.log_batch(
-                        rid,
-                        metrics=metrics[i : i + 900],
-                        params=[Param(k, str(v)) for k, v in params.items()] if i == 0 else [],
-                        tags=[
-                            RunTag(
-                                "mlflow.note.content",
-                                f"dataset {ev['dataset']}, setting {ev['pid']}: {ev['params']}",
-                            )
-                        ]
-                        if i == 0
-                        else [],
-                    )
-                with tempfile.TemporaryDirectory() as tmp:
-                    (Path(tmp) / "selected_features.json").write_text(json.dumps(row["selected"]))
-                    (Path(tmp) / "evaluation.json").write_text(
-                        json.dumps(to_jsonable({**ev, "results": [row]}), indent=1)
-                    )
-                    client.log_artifacts(rid, tmp)
-                client.set_terminated(rid, "FINISHED")
-                keys[key] = rid
-                counts["logged"] += 1
+        evs = read_evaluations(evaluations)
+        keys, counts = _retry_locked(
+            lambda: _log_pass(
+                client,
+                exp.experiment_id,
+                evs,
+                dataset=dataset,
+                out=out,
+                data_hash=data_sha256,
+                legacy=legacy,
+                code_version=code_version,
+            )
+        )
     except Exception as exc:
         raise _wrap(uri, f"logging runs of dataset {dataset!r}", exc) from exc
-    write_json(receipt, {"experiment_id": exp.experiment_id, "runs": keys, **counts})
+    write_json(
+        receipt,
+        {
+            "experiment_id": exp.experiment_id,
+            "store_id": exp.tags.get(STORE_TAG, ""),
+            "output_dir": str(out),
+            "data_sha256": data_sha256,
+            "runs": keys,
+            **counts,
+        },
+    )
     return counts

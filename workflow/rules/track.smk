@@ -1,11 +1,27 @@
+# The store id the mlflow_init job must leave (ufs.bench.tracking.planned_store_id): a
+# parameter of both rules below, so that they re-run when the store is missing, damaged
+# or rebuilt, and no receipt names runs of a store that no longer holds them.
+MLFLOW_STORE, _mlflow_store_warning = (
+    ufs.bench.tracking.planned_store_id(
+        MLFLOW_URI, MLFLOW_EXPERIMENT, f"{OUT}/mlflow/experiment.json"
+    )
+    if MLFLOW_ENABLED
+    else ("", None)
+)
+if _mlflow_store_warning:
+    logger.warning(f"WARNING: {_mlflow_store_warning}")
+
+
 rule mlflow_init:
-    # Creates the store and the experiment once, before any logging job (DESIGN §6).
+    # Creates the store (atomically) and the experiment once, before any logging job
+    # (DESIGN §6); moves a damaged store aside and rebuilds it.
     output:
         f"{OUT}/mlflow/experiment.json",
     params:
         uri=MLFLOW_URI,
         experiment=MLFLOW_EXPERIMENT,
-        artifacts=f"{OUT}/mlflow-artifacts",
+        artifacts=ufs.bench.tracking.default_artifact_root(MLFLOW_URI),
+        store=MLFLOW_STORE,
     log:
         f"{OUT}/logs/mlflow_init.log",
     resources:
@@ -19,15 +35,18 @@ rule mlflow_init:
 
 
 rule track:
-    # One MLflow run per (dataset, method, setting, h); idempotent by run key.
+    # One MLflow run per (output directory, data, dataset, method, setting, h); idempotent
+    # by run key; touches only runs of this output directory.
     input:
         init=rules.mlflow_init.output,
         evaluations=lambda w: evaluations_of(w.dataset),
+        data=data_file("{dataset}"),
     output:
         f"{OUT}/mlflow/{{dataset}}.json",
     params:
         uri=MLFLOW_URI,
         experiment=MLFLOW_EXPERIMENT,
+        store=MLFLOW_STORE,
     log:
         f"{OUT}/logs/track/{{dataset}}.log",
     benchmark:

@@ -8,8 +8,23 @@ from ufs.bench.tracking import TrackingError, init_experiment
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
+
+
+def warn(message: str) -> None:
+    """To the job's log and to Snakemake's console (a moved-aside store must be seen)."""
+    for stream in (sys.stderr, sys.__stderr__):
+        print(f"WARNING: {message}", file=stream, flush=True)
+
+
 try:
-    init_experiment(sm.params.uri, sm.params.experiment, sm.params.artifacts, sm.output[0])
+    init_experiment(
+        sm.params.uri,
+        sm.params.experiment,
+        sm.params.artifacts,
+        sm.output[0],
+        store_id=sm.params.store,
+        warn=warn,
+    )
 except TrackingError as exc:
     print(f"ERROR: {exc}", file=sys.stderr)
     sys.exit(1)

@@ -1,11 +1,12 @@
 """Log a dataset's evaluations to MLflow (adapter over ufs.bench.tracking)."""
 
 import sys
+from pathlib import Path
 
 from _job import setup
 
 import ufs
-from ufs.bench.tracking import TrackingError, log_evaluations
+from ufs.bench.tracking import TrackingError, data_sha256, log_evaluations
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
@@ -16,6 +17,8 @@ try:
         list(sm.input.evaluations),
         sm.output[0],
         dataset=sm.wildcards.dataset,
+        output_dir=Path(sm.output[0]).parent.parent,  # <output_dir>/mlflow/<dataset>.json
+        data_sha256=data_sha256(sm.input.data),
         code_version=ufs.__version__,
     )
 except TrackingError as exc:
