@@ -154,3 +154,26 @@ def test_convergence_warning_and_validation(small):
         SPCAFS(5, 3, gamma=0).fit(X)
     with pytest.raises(ValueError, match="solver"):
         SPCAFS(5, 3, solver="qr").fit(X)
+
+
+def test_raw_variant_fits_the_data_as_given_through_the_workflow_step():
+    """``spcafs_raw`` (fixed ``input_space="raw"``): the fit step hands it the raw matrix
+    (centred inside, Eq. 18), so its ranking is SPCAFS's on the raw data, not on z-scores;
+    with features of very different variances the two readings rank differently."""
+    from ufs.bench.steps import _fit_task
+    from ufs.preprocessing import standardize
+    from ufs.registry import get_method
+
+    rng = np.random.default_rng(3)
+    y = np.repeat(np.arange(3), 30)
+    X = rng.normal(size=(90, 12)) * np.geomspace(0.1, 10, 12)
+    X[:, 1] += 2.0 * y  # a small-variance informative feature
+    d = {"X": standardize(X).X, "X_raw": X, "y": y}
+    params = get_method("spcafs_raw").defaults
+    arrays, _ = _fit_task(d, None, "spcafs_raw", params, [None], 0)
+    raw = SPCAFS(n_features_to_select=1, n_clusters=3, **params).fit(X)
+    std = SPCAFS(n_features_to_select=1, n_clusters=3, **params).fit(d["X"])
+    np.testing.assert_array_equal(arrays["rank|feature_order"], raw.feature_order_)
+    assert not np.array_equal(raw.feature_order_, std.feature_order_)
+    with pytest.raises(ValueError, match="input_space"):
+        SPCAFS(n_clusters=3, input_space="whitened").fit(X)

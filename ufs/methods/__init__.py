@@ -100,6 +100,16 @@ register(
     reference="Li, Nie, Bian, Li. Sparse PCA via l2,p-Norm Regularization for UFS (TPAMI 2021)",
 )
 register(
+    "spcafs_raw",
+    SPCAFS,
+    grid={"gamma": [1e-6, 1e-4, 1e-2, 1.0, 1e2, 1e4, 1e6]},
+    defaults={"gamma": 1e4, "p": 1.0},
+    # the other reading of the paper's "normalized data" (§5.2): S_t = XᵀHX of the data as
+    # given, centred only (Eq. 18); see the SPCAFS docstring and docs/methods.md
+    fixed={"input_space": "raw"},
+    reference="SPCAFS on the data as given, centred only (Li et al. TPAMI 2021, Eq. 18)",
+)
+register(
     "fsbc",
     FSBC,
     grid={"lambda_scale": _DECADES_3, "tau": _DECADES_3},  # λ = n²·{1e-3..1e3}, τ (§4.3)
