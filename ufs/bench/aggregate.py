@@ -15,6 +15,8 @@ Solver status (:func:`ufs.bench.steps.fit_status`, one definition): every fit is
 it did not converge (``†``, hollow marker) or diverged (``‡``, cross); the CSV has the
 worst ``status`` of each row and the counts; ``summary.md`` counts the failed fits per
 method and data set and ``fit_status.json`` feeds the warning printed at the end of a run.
+
+The per-data-set figures are drawn by :mod:`ufs.bench.figures` (:func:`plot_dataset`).
 """
 
 from __future__ import annotations
@@ -239,161 +241,20 @@ def markdown_tables(sel: pd.DataFrame, base: str, oracle_metric: str = "acc") ->
     return "\n".join(lines)
 
 
-def _curve(c) -> np.ndarray:
-    """An objective curve from JSON (non-finite values stored as None / "inf")."""
-    return np.array([np.nan if v is None else float(v) for v in c], dtype=float)
-
-
 def _save_figure(fig, path: Path, dpi: int) -> Path:
-    """Write a PNG atomically and free the figure."""
-    import matplotlib.pyplot as plt
+    """Write a PNG atomically and free the figure (:func:`ufs.bench.figures.save_figure`)."""
+    from .figures import save_figure
 
-    write_with(path, lambda p: fig.savefig(p, dpi=dpi, format="png"))
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi)
 
 
 def plot_dataset(df: pd.DataFrame, sel: pd.DataFrame, base: str, outdir: str | Path) -> list[Path]:
-    """ACC/NMI against h (error bands), convergence curves and run times."""
-    import matplotlib
+    """ACC/NMI against h, convergence curves and run times (:mod:`ufs.bench.figures`)."""
+    from . import figures
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    outdir = Path(outdir)
-    written = []
-    methods = sorted(sel["method"].unique())
-    cmap = plt.get_cmap("tab20")
-    style = {
-        m: {"color": cmap(i % 20), "marker": "osD^v<>p*h"[i % 10], "ls": "-" if i < 10 else "--"}
-        for i, m in enumerate(methods)
-    }
-    from matplotlib.lines import Line2D
-
-    for m in ("acc", "nmi"):
-        fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
-        flagged: set[str] = set()
-        for ax, protocol in zip(axes, ("oracle", "label_free"), strict=True):
-            part = sel[sel["protocol"] == protocol]
-            for method, g in part.groupby("method"):
-                g = g.sort_values("h")
-                st = style[method]
-                if (g["h_label"] == "all").all():
-                    v, s = g[f"{m}_mean"].iloc[0], g[f"{m}_std"].iloc[0]
-                    ax.axhline(v, ls=":", lw=1.5, color="black", label=method)
-                    ax.axhspan(v - s, v + s, color="gray", alpha=0.1)
-                    continue
-                g = g[g["h_label"] != "all"]
-                ax.plot(
-                    g["h"],
-                    g[f"{m}_mean"],
-                    marker=st["marker"],
-                    ms=3,
-                    ls=st["ls"],
-                    color=st["color"],
-                    label=method,
-                )
-                ax.fill_between(
-                    g["h"],
-                    g[f"{m}_mean"] - g[f"{m}_std"],
-                    g[f"{m}_mean"] + g[f"{m}_std"],
-                    color=st["color"],
-                    alpha=0.08,
-                )
-                status = g["status"] if "status" in g else pd.Series("ok", index=g.index)
-                nc, dv = g[status == "not_converged"], g[status == "diverged"]
-                if len(nc):  # hollow: the fit did not converge
-                    ax.scatter(
-                        nc["h"],
-                        nc[f"{m}_mean"],
-                        s=55,
-                        marker=st["marker"],
-                        facecolors="white",
-                        edgecolors=st["color"],
-                        linewidths=1.5,
-                        zorder=4,
-                    )
-                    flagged.add("not_converged")
-                if len(dv):  # cross: the fit diverged
-                    ax.scatter(
-                        dv["h"], dv[f"{m}_mean"], s=60, marker="x", color="black", lw=2, zorder=5
-                    )
-                    flagged.add("diverged")
-            title = (
-                "label-tuned (oracle, uses labels)"
-                if protocol == "oracle"
-                else "label-free defaults"
-            )
-            ax.set_title(title, fontsize=10)
-            ax.set_xlabel("h (number of selected features)")
-            ax.grid(alpha=0.3)
-        axes[0].set_ylabel(f"{m.upper()} (mean ± std over k-means restarts)")
-        handles, labels = axes[1].get_legend_handles_labels()
-        if "not_converged" in flagged:
-            handles.append(Line2D([], [], ls="", marker="o", mfc="white", mec="0.3", mew=1.5, ms=7))
-            labels.append("† not converged")
-        if "diverged" in flagged:
-            handles.append(Line2D([], [], ls="", marker="x", color="black", mew=2, ms=7))
-            labels.append("‡ diverged")
-        fig.legend(
-            handles,
-            labels,
-            loc="center left",
-            bbox_to_anchor=(0.86, 0.5),
-            fontsize=8,
-            frameon=False,
-        )
-        fig.suptitle(f"{base}: {m.upper()} against h")
-        fig.tight_layout(rect=(0, 0, 0.86, 1))
-        written.append(_save_figure(fig, outdir / f"{m}_vs_h.png", dpi=110))
-    # convergence: one panel per iterative method (label-free setting), own y scale
-    curves = df[
-        df["label_free"] & df["objective_curve"].map(lambda c: c is not None and len(c) > 1)
-    ]
-    cmethods = sorted(curves["method"].unique(), key=lambda x: (not x.startswith("kmeans_ufs"), x))
-    ncols = min(4, max(1, len(cmethods)))
-    nrows = max(1, -(-len(cmethods) // ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 2.6 * nrows), squeeze=False)
-    for ax in axes.ravel()[len(cmethods) :]:
-        ax.axis("off")
-    if not cmethods:
-        axes[0, 0].text(0.5, 0.5, "no iterative method in this run", ha="center", va="center")
-    for ax, method in zip(axes.ravel(), cmethods, strict=False):
-        g = curves[curves["method"] == method].sort_values("h")
-        if g["kind"].iloc[0] == "ranking":
-            g = g.iloc[:1]  # one fit serves every h
-        status = g["status"] if "status" in g else pd.Series("ok", index=g.index)
-        for i, r in g.iterrows():
-            y = _curve(r["objective_curve"])
-            label = "all h" if r["kind"] == "ranking" else f"h={r['h_label']}"
-            ax.plot(np.arange(1, y.size + 1), y, lw=1, label=label + STATUS_MARK.get(status[i], ""))
-        vals = np.concatenate([_curve(c) for c in g["objective_curve"]])
-        vals = vals[np.isfinite(vals)]
-        if vals.size and np.all(vals > 0) and vals.max() / max(vals.min(), 1e-300) > 100:
-            ax.set_yscale("log")
-        ax.set_title(method + STATUS_MARK.get(_worst(status), ""), fontsize=9)
-        ax.tick_params(labelsize=7)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=6)
-    fig.supxlabel("iteration", fontsize=9)
-    fig.supylabel("objective (each method's own scale)", fontsize=9)
-    marks = set(curves["status"]) & set(STATUS_MARK) if "status" in curves else set()
-    legend = "; ".join(
-        {"not_converged": "† did not converge", "diverged": "‡ diverged"}[s] for s in sorted(marks)
+    return figures.plot_dataset(
+        df, sel, base, outdir, save=lambda fig, path, dpi: _save_figure(fig, path, dpi)
     )
-    fig.suptitle(f"{base}: convergence (label-free settings)" + (f"\n{legend}" if legend else ""))
-    fig.tight_layout()
-    written.append(_save_figure(fig, outdir / "convergence.png", dpi=100))
-    # run time per method (label-free settings, mean over h)
-    rt = df[df["label_free"]].groupby("method")["fit_seconds"].mean().sort_values()
-    fig, ax = plt.subplots(figsize=(6, 0.4 * len(rt) + 1.5))
-    ax.barh(rt.index, rt.to_numpy() + 1e-6)
-    ax.set_xscale("log")
-    ax.set_xlabel("fit time per fit (s, log scale)")
-    ax.set_title(f"{base}: run time (label-free settings)")
-    fig.tight_layout()
-    written.append(_save_figure(fig, outdir / "runtime.png", dpi=110))
-    return written
 
 
 def timing_summary(benchmarks: list[str | Path], evaluations: list[str | Path]) -> dict[str, float]:
