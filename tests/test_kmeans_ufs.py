@@ -183,7 +183,7 @@ def test_invalid_solver_parameters(rng):
 def _default_v0(X, h, k):
     """The documented default ``init="svd"``: P_h of the standardised data."""
     Z = standardize(X).X
-    _, s, P = kmeans_ufs_factor(Z, k)
+    _, s, P = kmeans_ufs_factor(Z, k, n_vectors=h)  # as fit() computes it
     return KMeansUFS.initial_basis(s, P, h, n_rows=Z.shape[0])
 
 

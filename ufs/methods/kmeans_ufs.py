@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from scipy.linalg import get_blas_funcs
 from sklearn.exceptions import ConvergenceWarning
 
 from ..base import Selection, UFSSelector
@@ -21,7 +22,6 @@ from ..linalg import (
     leading_right_singular_vectors,
     orthonormal_completion,
     procrustes,
-    project_rows_l20,
     row_norms,
     top_rows,
 )
@@ -31,13 +31,19 @@ from ..validation import check_penalty_schedule, resolve_init
 __all__ = ["KMeansUFS", "kmeans_ufs_factor"]
 
 
-def kmeans_ufs_factor(Z: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def kmeans_ufs_factor(
+    Z: np.ndarray, k: int, n_vectors: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Low-rank factor ``B = P_k Σ_k`` (p × k) with ``A = B Bᵀ`` (Eq. 8).
 
-    Returns ``(B, s, P)``: the factor, all singular values of ``Z`` (decreasing) and the
+    Returns ``(B, s, P)``: the factor, singular values of ``Z`` (decreasing) and the
     right singular vectors ``P`` (p × r). ``A`` itself (p × p) is never formed.
+    ``n_vectors=None``: all of them (thin SVD); otherwise at least the leading
+    ``max(k, n_vectors)`` (:func:`ufs.linalg.leading_right_singular_vectors`: an
+    ``eigh`` of the ``p × p`` Gram restricted to them when that is accurate).
     """
-    s, P = leading_right_singular_vectors(Z)
+    m = None if n_vectors is None else max(int(k), int(n_vectors))
+    s, P = leading_right_singular_vectors(Z, m)
     kk = min(k, s.shape[0])
     return P[:, :kk] * s[:kk], s, P
 
@@ -91,9 +97,13 @@ class KMeansUFS(UFSSelector):
     3. ``W`` = rows of ``V + Γ/μ`` with the ``h`` largest norms, others zero       (Eq. 26)
     4. ``Ω += μ (V − U)``, ``Γ += μ (V − W)``, ``μ ← ρ μ``                     (Eqs. 17-19)
 
-    ``A M`` is evaluated as ``B (Bᵀ M)`` with ``B = P_k Σ_k`` (p × k), so an iteration
-    costs about ``8pkh + 6ph² + O(h³)`` flops (two low-rank products, one thin SVD and
-    one ``p × h`` product).
+    ``A M`` is evaluated as ``B (Bᵀ M)`` with ``B = P_k Σ_k`` (p × k), and ``P_H Q_Hᵀ``
+    as the polar factor ``H (HᵀH)^{-1/2}`` from an ``h × h`` eigen-decomposition
+    (:func:`ufs.linalg.procrustes`; SVD fallback), so an iteration costs about
+    ``8pkh + 3ph²`` flops (``HᵀH`` by ``syrk`` and one ``p × h`` product) when
+    ``cond(H) ≤ 10``, ``8pkh + 6ph²`` otherwise (a second, rotated pass), plus
+    ``O(h³)``. ``B`` and ``P_h`` come from the top eigenpairs of ``ZᵀZ`` when ``p ≤ n``
+    and ``σ_h² ≥ 1e-4 σ_1²`` (:func:`ufs.linalg.leading_right_singular_vectors`).
 
     Initialisation choice (``init="svd"``). ``A`` has rank ``k`` (usually ``< h``), so
     "the first h eigenvectors of A" (Eq. 32) is not unique beyond the k-th. We complete it with the
@@ -169,7 +179,9 @@ class KMeansUFS(UFSSelector):
         self._check_solver_params()
         h, k = self._h, self._k
         Z = zscore(X).X if self.standardize else X
-        B, s, P = kmeans_ufs_factor(Z, k)
+        # the default init needs P_h, the exact solver only the k triplets of B; the ADMM
+        # computes P_h whatever init is, so that init=V⁰ reproduces init="svd" bit for bit
+        B, s, P = kmeans_ufs_factor(Z, k, n_vectors=h if self.solver == "admm" else k)
         diag_a = row_norms(B, squared=True)
         self.diag_A_ = diag_a
         exact = top_rows(diag_a, h)
@@ -207,13 +219,20 @@ class KMeansUFS(UFSSelector):
         return np.hstack([P[:, :r], orthonormal_completion(P[:, :r], h - r)])
 
     def _admm(self, B, V, diag_a, h) -> np.ndarray:
-        def apply_a(M):
-            return B @ (B.T @ M)
-
+        # The steps of Algorithm 1 with in-place BLAS-1 updates (daxpy) and the row
+        # sparsity of W (h non-zero rows after the first iteration) exploited; V, U and
+        # W are fresh arrays every iteration (the callback may keep them).
+        Bt = np.ascontiguousarray(B.T)
+        V = np.ascontiguousarray(V)
+        axpy = get_blas_funcs("axpy", (V,))
         U, W = V.copy(), V.copy()
+        w_rows = None  # non-zero rows of W (None: W⁰ = V⁰ is dense)
         Omega = np.zeros_like(V)
         Gamma = np.zeros_like(V)
+        F = np.empty_like(V)
         mu = float(self.mu0)
+        rho, mu_max = float(self.rho), float(self.mu_max)
+        patience, callback = int(self.patience), self.callback
         sqrt_h = np.sqrt(h)
         prev = None
         stable = 0
@@ -221,25 +240,46 @@ class KMeansUFS(UFSSelector):
         converged = False
         idx = None
         for it in range(1, int(self.max_iter) + 1):
-            # Eq. (29): V-update, bi-linear objective with ||V||_F² = h
-            D = apply_a(U) + mu * U - Omega + mu * W - Gamma
-            V = (sqrt_h / np.linalg.norm(D)) * D
+            # Eq. (29): V-update, D = A U + μU − Ω + μW − Γ, V = √h D / ||D||_F
+            D = B @ (Bt @ U)
+            d = D.ravel()
+            axpy(U.ravel(), d, a=mu)
+            d -= Omega.ravel()
+            d -= Gamma.ravel()
+            if w_rows is None:
+                axpy(W.ravel(), d, a=mu)
+            else:
+                D[w_rows] += mu * W[w_rows]
+            d *= sqrt_h / np.sqrt(np.dot(d, d))
+            V = D
             # Eq. (31): U-update by orthogonal Procrustes on H = A V + μ E, E = V + Ω/μ
-            U = procrustes(apply_a(V) + mu * V + Omega)
+            H = B @ (Bt @ V)
+            hv = H.ravel()
+            axpy(V.ravel(), hv, a=mu)
+            hv += Omega.ravel()
+            U = procrustes(H)
             # Eq. (26): W-update, ℓ2,0 row projection of F = V + Γ/μ
-            W, idx = project_rows_l20(V + Gamma / mu, h)
-            # Eqs. (17)-(19): multipliers and penalty
-            Omega += mu * (V - U)
-            Gamma += mu * (V - W)
-            if mu < self.mu_max:
-                mu *= self.rho
+            np.multiply(Gamma, 1.0 / mu, out=F)
+            F += V
+            idx = top_rows(row_norms(F, squared=True), h)
+            W = np.zeros_like(V)
+            W[idx] = F[idx]
+            w_rows = idx
+            # Eqs. (17)-(19): Ω += μ(V − U), Γ += μ(V − W), μ ← ρμ
+            om = Omega.ravel()
+            axpy(V.ravel(), om, a=mu)
+            axpy(U.ravel(), om, a=-mu)
+            axpy(V.ravel(), Gamma.ravel(), a=mu)
+            Gamma[idx] -= mu * W[idx]
+            if mu < mu_max:
+                mu *= rho
             objective.append(-float(diag_a[idx].sum()))
-            if self.callback is not None:
-                self.callback(it, V=V, U=U, W=W, mu=mu)
+            if callback is not None:
+                callback(it, V=V, U=U, W=W, mu=mu)
             current = np.sort(idx)
             stable = stable + 1 if prev is not None and np.array_equal(current, prev) else 0
             prev = current
-            if stable >= self.patience:
+            if stable >= patience:
                 converged = True
                 break
         self.objective_ = np.asarray(objective)
