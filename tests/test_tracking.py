@@ -306,3 +306,102 @@ def test_data_hash_is_of_the_arrays_not_the_file(tmp_path):
     assert key != tracking.run_key(
         "d", "m", "p", "2", 2, 0, "arithmetic", output_dir=tmp_path, data_sha256=h[2]
     )
+
+
+def _evaluations(path, settings, dataset="toy", hs=(2, 4)):
+    """One evaluation file with one evaluation per ``(method, pid, params)``."""
+    one = json.loads(_evaluation(path, dataset, hs).read_text())["evaluations"][0]
+    evs = [{**one, "method": m, "pid": pid, "params": params} for m, pid, params in settings]
+    path.write_text(json.dumps({"dataset": dataset, "evaluations": evs}))
+    return path
+
+
+def test_experiment_opens_on_the_runs_table(tmp_path, pristine):
+    """MLflow 3 UIs that read ``mlflow.experimentKind`` open a ``custom_model_development``
+    experiment on its runs table (a ``genai_development`` one, or one whose kind MLflow 3.17
+    takes from its default GenAI switch, on an empty GenAI overview)."""
+    from mlflow.tracking import MlflowClient
+
+    key, kind = tracking.EXPERIMENT_KIND
+    assert (key, kind) == ("mlflow.experimentKind", "custom_model_development")
+    uri = _store(pristine, tmp_path)
+    client = MlflowClient(tracking_uri=uri)
+    exp_id = tracking.init_experiment(uri, "e", None, tmp_path / "init.json", store_id="s1")
+    assert client.get_experiment(exp_id).tags[key] == kind
+    receipt = json.loads((tmp_path / "init.json").read_text())
+    assert receipt["runs_table"] == f"/#/experiments/{exp_id}/runs?workflowType=machine_learning"
+    # an experiment created before the tag (or by another tool) gets it, its store tag kept;
+    # a kind someone chose is kept, and a second initialisation changes nothing
+    old = client.create_experiment("old", tags={tracking.STORE_TAG: "s0"})
+    chosen = client.create_experiment("chosen", tags={key: "genai_development"})
+    for _ in range(2):
+        tracking.init_experiment(uri, "old", None, tmp_path / "o.json", store_id="s2")
+        tracking.init_experiment(uri, "chosen", None, tmp_path / "c.json", store_id="s3")
+        assert client.get_experiment(old).tags == {tracking.STORE_TAG: "s0", key: kind}
+        assert client.get_experiment(chosen).tags == {
+            key: "genai_development",
+            tracking.STORE_TAG: "s3",
+        }
+
+
+def test_run_names_lead_with_dataset_method_and_h_and_are_unique(tmp_path, pristine):
+    from mlflow.tracking import MlflowClient
+
+    uri = _store(pristine, tmp_path / "a")
+    tracking.init_experiment(uri, "e", None, tmp_path / "init.json")
+    long = {"coef_normalization": "unit", "lars_method": "lasso", "n_neighbors": 5}
+    settings = [
+        ("kmeans_ufs", "p1", {"gamma": 10000.0, "nu": 1e-06}),
+        ("random", "p2", {}),
+        ("mcfs", "p3", long),
+        ("udfs", "p4", {"k": 1}),  # the same label as p5's: both fall back to the params id
+        ("udfs", "p5", {"k": 1.0}),
+    ]
+    ev = _evaluations(tmp_path / "c000.json", settings)
+
+    def log(out):
+        kw = {"dataset": "toy", "output_dir": out, "data_sha256": "d"}
+        return tracking.log_evaluations(uri, "e", [ev], tmp_path / "r.json", **kw)
+
+    def names(out):
+        oid = tracking.output_id(out)
+        return {
+            r.info.run_name: r.info.run_id
+            for r in _active(uri, "e")
+            if r.data.tags["output_id"] == oid
+        }
+
+    assert log(tmp_path / "a")["logged"] == 10
+    expected = {
+        f"toy/{m}/h={h}/{s}"
+        for h in (2, 4)
+        for m, s in [
+            ("kmeans_ufs", "gamma=10000,nu=1e-06"),
+            ("random", "default"),
+            ("mcfs", "p3"),  # k=v,... longer than SETTING_LABEL_MAX
+            ("udfs", "p4"),
+            ("udfs", "p5"),
+        ]
+    }
+    own = names(tmp_path / "a")
+    assert set(own) == expected and len(own) == len(_active(uri, "e"))  # distinct
+    # a run logged under the former rule (<dataset>/<method>/<pid>/h=<h>, cut before h in
+    # the runs table) is renamed, not logged again
+    client = MlflowClient(tracking_uri=uri)
+    client.update_run(own["toy/random/h=4/default"], name="toy/random/p2/h=4")
+    assert log(tmp_path / "a") == {"logged": 0, "skipped": 10, "replaced": 0, "removed": 0}
+    assert names(tmp_path / "a") == own
+    # another results directory logging into this store: the same settings, distinct names
+    b = tmp_path / "b"
+    assert log(b)["logged"] == 10
+    suffix = f"@b:{tracking.output_id(b)[:6]}"
+    assert set(names(b)) == {n + suffix for n in expected}
+    assert len({r.info.run_name for r in _active(uri, "e")}) == 20
+
+
+def test_setting_labels():
+    label = tracking.setting_label
+    assert label({"n_neighbors": 5, "weight": "heat"}, "p") == "n_neighbors=5,weight=heat"
+    assert label({"b": 0.1 + 0.2, "a": True}, "p") == "a=true,b=0.30000000000000004"
+    assert label({"x": "y" * 40}, "pid") == "pid" and label({}, "pid") == "default"
+    assert tracking.run_name("wine", "mcfs", "20", "k=5") == "wine/mcfs/h=20/k=5"

@@ -37,6 +37,15 @@ Design (DESIGN §6):
   beyond that, a ``database is locked`` error is retried a bounded number of times with
   exponential backoff (:data:`LOCKED_RETRIES`), the whole pass at once (it is idempotent).
 * Results files are the source of truth; MLflow is an index for browsing.
+* Browsing: runs are named ``<dataset>/<method>/h=<h>/<setting>`` (:func:`run_name`), the
+  informative part first because the runs table cuts names at its column width; the name is
+  unique in the experiment (a directory logging into a store that is not its own adds
+  ``@<directory name>:<output id>``) and a run kept from an earlier pass is renamed when
+  the rule changed. The experiment is tagged ``mlflow.experimentKind =
+  custom_model_development`` (:data:`EXPERIMENT_KIND`): MLflow 3 UIs that read the tag open
+  it on the runs table instead of the GenAI overview; MLflow 3.17's UI ignores it and
+  follows its browser-wide GenAI / Model training switch, so :func:`init_experiment`'s
+  receipt and the docs give the runs table's link with ``?workflowType=machine_learning``.
 * Against a tracking server (``http(s)://``, docs/mlflow_server.md) the server owns the
   artifact store: experiments are created without a client-side artifact location, so
   artifacts are uploaded through the server (``mlflow-artifacts:/``) and not written to
@@ -56,6 +65,7 @@ import sqlite3
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +84,11 @@ __all__ = [
     "TrackingError",
     "default_tracking_uri",
     "STORE_TAG",
+    "EXPERIMENT_KIND",
     "LOCKED_RETRIES",
+    "run_name",
+    "setting_label",
+    "runs_table_path",
 ]
 
 # Fail fast instead of MLflow's default minutes of retries when a server is down.
@@ -84,6 +98,11 @@ os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "20")
 
 #: experiment tag naming the store (see the module docstring)
 STORE_TAG = "ufs_bench.store_id"
+#: experiment tag MLflow 3 reads to choose the experiment's landing page: the runs table
+#: (``custom_model_development``), not the GenAI overview (``genai_development``)
+EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
+#: longest readable setting label (``k=v,...``) in a run name; longer: the params id
+SETTING_LABEL_MAX = 30
 #: attempts of a pass that failed with ``database is locked`` (backoff 1, 2, 4, 8, 16 s)
 LOCKED_RETRIES = 6
 #: seconds to wait for another process creating or checking the same SQLite store
@@ -245,6 +264,66 @@ def run_key(
     skey = setting_key(dataset, method, pid, h_label, restarts, seed, nmi_average)
     blob = json.dumps([str(Path(output_dir).resolve()), data_sha256, skey])
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+# -- what the UI shows: run names, the runs table's link ----------------------------------------
+def _value_label(v: Any) -> str:
+    if isinstance(v, bool) or v is None:
+        return json.dumps(v)
+    if isinstance(v, float):
+        short = f"{v:g}"
+        return short if float(short) == v else repr(v)
+    if isinstance(v, int | str):
+        return str(v)
+    return json.dumps(to_jsonable(v), separators=(",", ":"), sort_keys=True)
+
+
+def setting_label(params: dict[str, Any], pid: str) -> str:
+    """A setting as run names show it: ``k=v,...`` (keys sorted) when at most
+    :data:`SETTING_LABEL_MAX` characters, ``default`` for a method without parameters,
+    else the params id ``pid``."""
+    if not params:
+        return "default"
+    label = ",".join(f"{k}={_value_label(v)}" for k, v in sorted(params.items()))
+    return label if len(label) <= SETTING_LABEL_MAX else pid
+
+
+def run_name(dataset: str, method: str, h_label: str, setting: str, suffix: str = "") -> str:
+    """``<dataset>/<method>/h=<h>/<setting>[<suffix>]``: the runs table cuts names at its
+    column's width (190 px, about 25 characters), so what tells runs apart comes first."""
+    return f"{dataset}/{method}/h={h_label}/{setting}{suffix}"
+
+
+def _run_names(runs: dict[str, dict[str, Any]], suffix: str) -> dict[str, str]:
+    """Distinct names of one pass's runs, by run key (``runs``: run key -> its dataset,
+    method, h_label, params, pid). A readable setting label shared by two runs (e.g. of
+    ``1`` and ``1.0``) falls back to the params id; a name still shared gets the run key."""
+
+    def name(key: str, level: int) -> str:
+        c = runs[key]
+        setting = setting_label(c["params"], c["pid"]) if level == 0 else c["pid"]
+        if level == 2:
+            setting += f"#{key}"
+        return run_name(c["dataset"], c["method"], c["h_label"], setting, suffix)
+
+    level = dict.fromkeys(runs, 0)
+    for _ in range(2):
+        names = {k: name(k, level[k]) for k in runs}
+        counts = Counter(names.values())
+        clash = [k for k in runs if counts[names[k]] > 1]
+        if not clash:
+            break
+        for k in clash:
+            level[k] += 1
+    return {k: name(k, level[k]) for k in runs}
+
+
+def runs_table_path(experiment_id: str) -> str:
+    """The experiment's runs table in the MLflow UI (path after the server's address).
+    ``workflowType=machine_learning`` makes MLflow 3.17's UI open the runs table: it picks
+    the landing page from a browser-wide GenAI / Model training switch (default GenAI,
+    whose overview shows "No data" here), not from the experiment's tags."""
+    return f"/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
 
 
 # -- the SQLite store: health, identity, atomic creation -------------------------------------
@@ -461,13 +540,15 @@ def _dispose_engine(uri: str) -> None:
 
 
 def _ensure_experiment(client, name: str, loc: str | None, store_id: str) -> tuple[str, str]:
-    """The experiment's id and store id: created (tagged ``store_id``) if missing,
-    restored if deleted, tagged if untagged; an existing tag is kept."""
+    """The experiment's id and store id: created (tagged ``store_id`` and
+    :data:`EXPERIMENT_KIND`) if missing, restored if deleted, tagged if untagged; existing
+    tags are kept."""
+    kind_key, kind = EXPERIMENT_KIND
     exp = client.get_experiment_by_name(name)
     if exp is None:
         try:
             return client.create_experiment(
-                name, artifact_location=loc, tags={STORE_TAG: store_id}
+                name, artifact_location=loc, tags={STORE_TAG: store_id, kind_key: kind}
             ), store_id
         except Exception:  # created meanwhile by another client of the same server
             exp = client.get_experiment_by_name(name)
@@ -475,6 +556,8 @@ def _ensure_experiment(client, name: str, loc: str | None, store_id: str) -> tup
                 raise
     if exp.lifecycle_stage == "deleted":
         client.restore_experiment(exp.experiment_id)
+    if not exp.tags.get(kind_key):  # created before the tag (or by another tool)
+        client.set_experiment_tag(exp.experiment_id, kind_key, kind)
     current = exp.tags.get(STORE_TAG)
     if not current:
         client.set_experiment_tag(exp.experiment_id, STORE_TAG, store_id)
@@ -520,8 +603,8 @@ def init_experiment(
     :func:`store_problem` is moved aside (WARNING on stderr naming the file) and rebuilt,
     all under a lock on its directory. ``store_id`` (from :func:`planned_store_id`) tags
     a newly created or untagged experiment; an existing tag is kept. The receipt records
-    the experiment's store id. ``warn(message)`` reports a moved-aside store (default:
-    ``WARNING: ...`` on stderr).
+    the experiment's store id and the runs table's path in the UI (:func:`runs_table_path`).
+    ``warn(message)`` reports a moved-aside store (default: ``WARNING: ...`` on stderr).
     """
     if warn is None:
 
@@ -561,7 +644,13 @@ def init_experiment(
         raise _wrap(uri, f"creating experiment {name!r}", exc) from exc
     write_json(
         receipt,
-        {"tracking_uri": uri, "experiment": name, "experiment_id": exp_id, "store_id": sid},
+        {
+            "tracking_uri": uri,
+            "experiment": name,
+            "experiment_id": exp_id,
+            "store_id": sid,
+            "runs_table": runs_table_path(exp_id),
+        },
     )
     return exp_id
 
@@ -628,14 +717,12 @@ def _metric_rows(row: dict[str, Any], ts: int):
     return out
 
 
-def _log_run(client, exp_id: str, ev: dict[str, Any], row: dict[str, Any], tags: dict) -> str:
+def _log_run(
+    client, exp_id: str, ev: dict[str, Any], row: dict[str, Any], tags: dict, name: str
+) -> str:
     from mlflow.entities import Param, RunTag
 
-    run = client.create_run(
-        exp_id,
-        run_name=f"{ev['dataset']}/{ev['method']}/{ev['pid']}/h={row['h_label']}",
-        tags=tags,
-    )
+    run = client.create_run(exp_id, run_name=name, tags=tags)
     rid = run.info.run_id
     params = {
         **{f"param.{k}": v for k, v in ev["params"].items()},
@@ -683,12 +770,15 @@ def _log_pass(
     legacy: bool,
     code_version: str,
 ) -> tuple[dict[str, str], dict[str, int]]:
-    """One idempotent pass: log what is missing, replace what is outdated, delete the
-    stale runs of this output directory and dataset."""
+    """One idempotent pass: log what is missing, replace what is outdated, rename kept runs
+    whose name is not :func:`run_name`'s, delete the stale runs of this output directory and
+    dataset. In a store that is not the directory's own (``legacy`` false) run names end in
+    ``@<directory name>:<output id>``, so that they stay distinct in a shared experiment."""
     oid = output_id(out)
     counts = {"logged": 0, "skipped": 0, "replaced": 0, "removed": 0}
     keys: dict[str, str] = {}
     existing, old = _existing_runs(client, exp_id, dataset, oid, legacy)
+    todo = []
     for ev in evs:
         for row in ev["results"]:
             skey = setting_key(
@@ -711,46 +801,63 @@ def _log_pass(
                 output_dir=out,
                 data_sha256=data_hash,
             )
-            rhash = _result_hash(ev, row)
-            same = existing.pop(key, [])
-            keep = [
-                r
-                for r in same
-                if r.info.status == "FINISHED" and r.data.tags.get("result_hash") == rhash
-            ]
-            if keep:
-                # every other run with the key goes: duplicates, and the orphan left
-                # RUNNING when a create_run request was retried after the server had
-                # committed it but the reply was lost (the HTTP client retries POSTs)
-                for r in same:
-                    if r.info.run_id != keep[0].info.run_id:
-                        client.delete_run(r.info.run_id)
-                keys[key] = keep[0].info.run_id
-                counts["skipped"] += 1
-                continue
-            for r in same:  # unfinished (killed) or outdated runs
-                client.delete_run(r.info.run_id)
-                counts["replaced"] += 1
-            tags = {
-                "run_key": key,
-                "setting_key": skey,
-                "result_hash": rhash,
-                "output_dir": str(out),
-                "output_id": oid,
-                "data_sha256": data_hash,
+            todo.append((ev, row, skey, key))
+    names = _run_names(
+        {
+            key: {
                 "dataset": ev["dataset"],
-                "dataset_base": ev.get("dataset_base", ev["dataset"]),
                 "method": ev["method"],
-                "kind": ev["kind"],
-                "params_id": ev["pid"],
-                "protocol": "label_free" if ev["label_free"] else "grid",
-                "in_grid": str(ev["in_grid"]).lower(),
-                "label_free": str(ev["label_free"]).lower(),
-                "code_version": ev["code_version"],
-                "ufs_version": code_version,
+                "h_label": row["h_label"],
+                "params": ev["params"],
+                "pid": ev["pid"],
             }
-            keys[key] = _log_run(client, exp_id, ev, row, tags)
-            counts["logged"] += 1
+            for ev, row, _, key in todo
+        },
+        "" if legacy else f"@{out.name}:{oid[:6]}",
+    )
+    for ev, row, skey, key in todo:
+        rhash = _result_hash(ev, row)
+        same = existing.pop(key, [])
+        keep = [
+            r
+            for r in same
+            if r.info.status == "FINISHED" and r.data.tags.get("result_hash") == rhash
+        ]
+        if keep:
+            # every other run with the key goes: duplicates, and the orphan left
+            # RUNNING when a create_run request was retried after the server had
+            # committed it but the reply was lost (the HTTP client retries POSTs)
+            for r in same:
+                if r.info.run_id != keep[0].info.run_id:
+                    client.delete_run(r.info.run_id)
+            if keep[0].info.run_name != names[key]:  # logged under an older rule
+                client.update_run(keep[0].info.run_id, name=names[key])
+            keys[key] = keep[0].info.run_id
+            counts["skipped"] += 1
+            continue
+        for r in same:  # unfinished (killed) or outdated runs
+            client.delete_run(r.info.run_id)
+            counts["replaced"] += 1
+        tags = {
+            "run_key": key,
+            "setting_key": skey,
+            "result_hash": rhash,
+            "output_dir": str(out),
+            "output_id": oid,
+            "data_sha256": data_hash,
+            "dataset": ev["dataset"],
+            "dataset_base": ev.get("dataset_base", ev["dataset"]),
+            "method": ev["method"],
+            "kind": ev["kind"],
+            "params_id": ev["pid"],
+            "protocol": "label_free" if ev["label_free"] else "grid",
+            "in_grid": str(ev["in_grid"]).lower(),
+            "label_free": str(ev["label_free"]).lower(),
+            "code_version": ev["code_version"],
+            "ufs_version": code_version,
+        }
+        keys[key] = _log_run(client, exp_id, ev, row, tags, names[key])
+        counts["logged"] += 1
     # what is left: runs of keys no longer in the results (the data or the plan changed)
     # and, in this directory's own store, runs logged before runs carried an output_id
     for r in [r for runs in existing.values() for r in runs] + old:

@@ -4,7 +4,7 @@ import sys
 
 from _job import setup
 
-from ufs.bench.tracking import TrackingError, init_experiment
+from ufs.bench.tracking import TrackingError, init_experiment, runs_table_path
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
@@ -17,7 +17,7 @@ def warn(message: str) -> None:
 
 
 try:
-    init_experiment(
+    exp_id = init_experiment(
         sm.params.uri,
         sm.params.experiment,
         sm.params.artifacts,
@@ -28,3 +28,9 @@ try:
 except TrackingError as exc:
     print(f"ERROR: {exc}", file=sys.stderr)
     sys.exit(1)
+path = runs_table_path(exp_id)
+if sm.params.uri.lower().startswith(("http://", "https://")):
+    where = f"{sm.params.uri.rstrip('/')}{path}"
+else:
+    where = f"`mlflow ui --backend-store-uri {sm.params.uri}`, then http://127.0.0.1:5000{path}"
+print(f"MLflow runs table: {where}", file=sys.stderr)
