@@ -14,6 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso
 
 import ufs.methods.fsasl as fsasl_mod
+import ufs.validation as validation
 from tests.conftest import planted_clusters
 from ufs.graph import knn_graph, knn_indices
 from ufs.methods import FSASL
@@ -378,7 +379,8 @@ def test_bad_n_clusters_and_graph(rng):
 
 def test_slep_refused_above_the_memory_cap(rng, monkeypatch):
     X = rng.normal(size=(30, 5))
-    monkeypatch.setattr(fsasl_mod, "DENSE_MEMORY_CAP", 3 * 8 * 29 * 29)
+    monkeypatch.setattr(validation, "DENSE_MEMORY_CAP", fsasl_mod.DENSE_ARRAYS * 8 * 29 * 29)
+    monkeypatch.delenv("UFS_MAX_DENSE_BYTES", raising=False)
     with pytest.raises(MemoryError, match="lasso_solver='lars'"):
         FSASL(2, 2, max_iter=2).fit(X)
     FSASL(2, 2, max_iter=2, lasso_solver="lars").fit(X)  # the sparse path is not capped

@@ -6,13 +6,19 @@ researcher who feeds a broken matrix learns *what* is wrong before any solver ru
 
 from __future__ import annotations
 
+import math
 import numbers
+import os
 from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
 
 __all__ = [
+    "DENSE_MEMORY_CAP",
+    "check_dense_memory",
+    "dense_memory_cap",
+    "max_dense_n",
     "check_data",
     "check_labels",
     "check_n_clusters",
@@ -193,3 +199,52 @@ def resolve_init(
     if nonnegative and (arr < 0).any():
         raise ValueError(f"{name} must be non-negative (multiplicative updates keep its sign)")
     return arr
+
+
+# -- memory of methods defined on dense n × n matrices ---------------------------------
+
+#: default cap (bytes) on the dense ``n × n`` float64 arrays a method holds at once;
+#: the environment variable ``UFS_MAX_DENSE_BYTES`` overrides it (read at every fit)
+DENSE_MEMORY_CAP = 8 * 1024**3
+
+
+def dense_memory_cap() -> int:
+    """The cap in bytes: ``UFS_MAX_DENSE_BYTES`` if set, else :data:`DENSE_MEMORY_CAP`."""
+    env = os.environ.get("UFS_MAX_DENSE_BYTES", "").strip()
+    if not env:
+        return int(DENSE_MEMORY_CAP)
+    try:
+        cap = int(float(env))
+    except ValueError:
+        raise ValueError(f"UFS_MAX_DENSE_BYTES must be a number of bytes; got {env!r}") from None
+    if cap <= 0:
+        raise ValueError(f"UFS_MAX_DENSE_BYTES must be > 0; got {env!r}")
+    return cap
+
+
+def max_dense_n(n_arrays: int, cap_bytes: int) -> int:
+    """Largest ``n`` with ``n_arrays · 8 · n² ≤ cap_bytes``."""
+    per = 8 * int(n_arrays)
+    n = math.isqrt(int(cap_bytes) // per)  # n² · per ≤ cap  ⇔  n² ≤ ⌊cap / per⌋
+    return n
+
+
+def check_dense_memory(
+    n_arrays: int, n: int, what: str, cap_bytes: int | None = None, *, hint: str = ""
+) -> int:
+    """Refuse up front (``MemoryError``) when ``n_arrays`` dense ``n × n`` float64 arrays
+    exceed the cap (default :func:`dense_memory_cap`). The message gives the method
+    (``what``), ``n``, the array count, the bytes needed and the largest ``n`` that fits;
+    ``hint`` is appended. Returns the bytes needed."""
+    cap = dense_memory_cap() if cap_bytes is None else int(cap_bytes)
+    need = 8 * int(n_arrays) * int(n) ** 2
+    if need > cap:
+        gib = 1024**3
+        msg = (
+            f"{what} holds {n_arrays} dense n × n float64 arrays at its peak: n = {n} needs "
+            f"{need / gib:.2f} GiB, above the {cap / gib:.2f} GiB cap "
+            f"(ufs.validation.DENSE_MEMORY_CAP, env UFS_MAX_DENSE_BYTES); "
+            f"the largest n that fits is {max_dense_n(n_arrays, cap)}"
+        )
+        raise MemoryError(msg + (f"; {hint}" if hint else ""))
+    return need

@@ -23,12 +23,25 @@ from sklearn.exceptions import ConvergenceWarning
 from ..base import Selection, UFSSelector
 from ..linalg import project_rows_l20
 from ..preprocessing import check_input_space
-from ..validation import check_penalty_schedule
+from ..validation import check_dense_memory, check_penalty_schedule
 
 #: ``|A|`` beyond this is treated as overflow (LAPACK squares entries; 1e150² ≈ 1e300)
 _OVERFLOW = 1e150
 
-__all__ = ["DGUFS", "rank_prox_psd", "minmax_offdiag", "binary_threshold", "relaxed_l0_threshold"]
+__all__ = [
+    "DGUFS",
+    "DENSE_ARRAYS",
+    "rank_prox_psd",
+    "minmax_offdiag",
+    "binary_threshold",
+    "relaxed_l0_threshold",
+]
+
+
+#: dense ``n × n`` float64 arrays at the peak of an iteration: ``S``, ``βS``, ``L``,
+#: ``M``, ``Λ₂`` (kept) plus, in the ``L``-step, ``A``, ``(A + Aᵀ)`` / ``Ã`` and
+#: ``|Ã|`` or the eigen-solver's copy of ``Ã``
+DENSE_ARRAYS = 8
 
 
 def rank_prox_psd(A: np.ndarray, eta: float) -> tuple[np.ndarray, np.ndarray]:
@@ -178,7 +191,9 @@ class DGUFS(UFSSelector):
     ``A`` are dense and the ``L``-step needs an eigen-decomposition of an ``n × n``
     matrix (``O(n³)`` per iteration, §4.2; we compute only the eigenpairs above ``√η``
     with LAPACK ``syevr``, and none when ``min(‖Ã‖_F, ‖Ã‖_∞) ≤ √η``). Memory is
-    ``O(n² + nd)``. Everything else is vectorised and avoids other ``n × n`` products:
+    ``O(n² + nd)``: at most :data:`DENSE_ARRAYS` (8) dense ``n × n`` arrays at once, and
+    ``fit`` refuses up front (``MemoryError``, :func:`ufs.validation.check_dense_memory`)
+    when they exceed the dense-memory cap. Everything else is vectorised and avoids other ``n × n`` products:
     ``L`` is kept as its factor ``Q diag(w) Qᵀ`` (rank ``r``), so
     ``Z H L H = ((Z HQ) w) (HQ)ᵀ`` costs ``O(ndr)``; ``H`` is never formed (it is a
     centring, applied as a mean subtraction); ``H Yᵀ Z H`` uses only the ``m`` non-zero
@@ -319,6 +334,7 @@ class DGUFS(UFSSelector):
 
     def _fit(self, X: np.ndarray) -> Selection:
         self._check_params()
+        check_dense_memory(DENSE_ARRAYS, X.shape[0], "DGUFS")
         m, c = self._h, self._k
         S = self._graph(X).toarray()  # dense n × n: A of Eq. (12) is dense anyway
         Xp = np.ascontiguousarray(X.T)  # paper layout d × n
@@ -427,6 +443,7 @@ class DGUFS(UFSSelector):
                 # Eqs. (13)-(15)
                 Lam1 += mu * ZY
                 Lam2 += mu * LM
+                del LM  # not kept into the next L-step (one n × n array less at the peak)
                 mu = min(self.rho * mu, float(self.mu_max))
 
         if idx is None:  # diverged in the first iteration (cannot happen for finite X)

@@ -39,12 +39,13 @@ from sklearn.linear_model import Lasso, lars_path
 from ..base import Selection, UFSSelector
 from ..graph import knn_graph, knn_indices
 from ..linalg import MATLAB_EPS, l2p_reweight, project_rows_simplex, row_norms
+from ..validation import check_dense_memory
 from ._optimal_graph import adaptive_neighbor_graph, laplacian_smallest, pair_sqdist
 
 __all__ = [
     "FSASL",
     "LASSO_SOLVERS",
-    "DENSE_MEMORY_CAP",
+    "DENSE_ARRAYS",
     "slep_lasso",
     "exact_lasso",
     "ls21",
@@ -54,9 +55,11 @@ __all__ = [
 
 #: values of ``lasso_solver``
 LASSO_SOLVERS = ("slep", "lars")
-#: ``lasso_solver="slep"`` holds dense ``n × n`` matrices (``S``, ``L``, the eigen-solver's
-#: copy); it is refused when ``3 · 8 · n²`` bytes exceed this cap (2 GiB: ``n`` ≤ 9459)
-DENSE_MEMORY_CAP = 2 * 1024**3
+#: dense ``n × n`` float64 arrays ``lasso_solver="slep"`` holds at its peak: ``S`` plus,
+#: in the ``L`` step, ``B = I − S``, ``L = BBᵀ``, the densified graph Laplacian or
+#: ``L + Lᵀ``, and ``(L + Lᵀ)/2`` (the S-step holds old and new ``S``, the eigen-step ``S``,
+#: ``L`` and the solver's copy); refused above :func:`ufs.validation.dense_memory_cap`
+DENSE_ARRAYS = 5
 #: floats per ``n × b`` block array of the batched SLEP iteration (memory bound)
 _SLEP_BLOCK_FLOATS = 1 << 21
 #: relative slack of the KKT test of :func:`exact_lasso`
@@ -497,8 +500,9 @@ class FSASL(UFSSelector):
           objective is 0.230 against 0.117 and the codes have 376 of 399 non-zeros
           (optimum ≤ 10) — ``S`` is then close to the thresholded, rescaled Gram
           matrix of the start ``ρ Aᵀy``, not a sparse representation. ``S`` and ``L``
-          are dense ``n × n`` (the eigen-step ``O(n³)``): refused when ``3 · 8n²``
-          bytes exceed :data:`DENSE_MEMORY_CAP`.
+          are dense ``n × n`` (the eigen-step ``O(n³)``): refused when
+          :data:`DENSE_ARRAYS` ``· 8n²`` bytes exceed the dense-memory cap
+          (:func:`ufs.validation.check_dense_memory`).
         * ``"lars"``: :func:`exact_lasso`, the exact lasso solutions (a LARS-lasso
           homotopy on a working set, KKT-checked, scikit-learn as fallback). ``S`` is
           sparse (``≤ m`` non-zeros per column in general position), ``L`` sparse, the
@@ -559,7 +563,7 @@ class FSASL(UFSSelector):
     homotopy on ``O(m)``-sparse paths over the working set; ``S`` and ``L`` sparse
     (``nnz(L) ≤ Σ_i (nnz(s_i) + 1)² + O(nk)``). Measured (random ``n × 100``, ``c = 10``,
     50 iterations, one BLAS thread): ``"slep"`` n = 2000 64 s, 0.52 GB peak RSS, n = 10⁴
-    refused (2.2 GiB); ``"lars"`` n = 2000 128 s, 0.31 GB, n = 10⁴ 726 s (15 s per
+    refused under the former 2 GiB cap; ``"lars"`` n = 2000 128 s, 0.31 GB, n = 10⁴ 726 s (15 s per
     iteration), 0.33 GB.
 
     Attributes
@@ -642,14 +646,12 @@ class FSASL(UFSSelector):
         if not float(self.tol) >= 0 or not float(self.lasso_tol) >= 0:
             raise ValueError("tol and lasso_tol must be >= 0")
         if self.lasso_solver == "slep" and l1 > 0:
-            need = 3 * 8 * n * n
-            if need > DENSE_MEMORY_CAP:
-                raise MemoryError(
-                    f"FSASL(lasso_solver='slep') holds dense n × n matrices: n = {n} needs "
-                    f"about {need / 1024**3:.1f} GiB (> {DENSE_MEMORY_CAP / 1024**3:.0f} GiB "
-                    "cap, ufs.methods.fsasl.DENSE_MEMORY_CAP); use lasso_solver='lars' "
-                    "(exact lassos, sparse S)"
-                )
+            check_dense_memory(
+                DENSE_ARRAYS,
+                n,
+                "FSASL(lasso_solver='slep')",
+                hint="use lasso_solver='lars' (exact lassos, sparse S)",
+            )
         return k, c
 
     # -- steps ---------------------------------------------------------------------

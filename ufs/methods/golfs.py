@@ -26,11 +26,22 @@ from sklearn.utils import check_random_state
 from ..base import Selection, UFSSelector
 from ..graph import laplacian
 from ..linalg import l2p_reweight, row_norms, top_rows
-from ..validation import resolve_init
+from ..validation import check_dense_memory, resolve_init
 
-__all__ = ["GOLFS", "sample_self_representation"]
+__all__ = ["GOLFS", "sample_self_representation", "dense_arrays"]
 
 _F_STEPS = ("line_search", "renormalize", "eq14")
+
+
+def dense_arrays(n: int, d: int) -> int:
+    """Dense ``n × n`` float64 arrays GOLFS holds at its peak.
+
+    ``d ≥ n`` (stage 1 solves the ``n × n`` system, and stage 2's ridge solve is in the
+    ``n × n`` dual): 5 — ``X G1 Xᵀ``, ``diag(κ g2)`` and their sum, then the sum, its
+    Cholesky copy and the new and previous ``P``. ``d < n`` (factored stage 1): 3 —
+    ``|P|``, ``|P| + |P|ᵀ`` and its half, then ``S1``, ``diag(D1)`` and ``L1``.
+    """
+    return 5 if d >= n else 3
 
 
 def _chol(A: np.ndarray):
@@ -210,7 +221,9 @@ class GOLFS(UFSSelector):
 
     Cost and memory. ``P``, ``S1`` and ``L1`` are inherently dense ``n × n`` (every
     sample represents every other; ``|P|`` has no low-rank structure), so GOLFS needs
-    ``O(n²)`` memory and ``O(n²c)`` per stage-2 iteration for ``L1 F``. Everything else
+    ``O(n²)`` memory and ``O(n²c)`` per stage-2 iteration for ``L1 F``; at most
+    :func:`dense_arrays` of them at once, and ``fit`` refuses up front (``MemoryError``,
+    :func:`ufs.validation.check_dense_memory`) when they exceed the dense-memory cap. Everything else
     is sparse (``L0``) or ``O(nd·min(n, d))`` (the ridge solve in the smaller dimension).
 
     Choices the paper leaves open.
@@ -430,6 +443,7 @@ class GOLFS(UFSSelector):
 
     def _fit(self, X: np.ndarray) -> Selection:
         self._check_params()
+        check_dense_memory(dense_arrays(*X.shape), X.shape[0], "GOLFS")
         # Input space: the paper never standardises, and z-scoring erases the signal of
         # simulation Example 2 (variance carried by the true features): TP@10 drops from
         # 10/10 to 0/10. GOLFS therefore takes the raw data (input_space = "raw") and only
@@ -445,7 +459,7 @@ class GOLFS(UFSSelector):
         )
         self.rsr_objective_ = s1["objective"]
         self.rsr_n_iter_ = s1["n_iter"]
-        S1 = np.abs(s1["P"])
+        S1 = np.abs(s1.pop("P"))  # P is not needed any more: one n × n array less
         S1 = 0.5 * (S1 + S1.T)
         np.fill_diagonal(S1, 0.0)
         L1 = laplacian(S1)  # dense n × n (inherent)
