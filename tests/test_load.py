@@ -151,7 +151,9 @@ def test_load_check_fails_when_the_store_loses_or_duplicates_a_run(load_run):
         assert any(f"{N_CI - 1} FINISHED runs" in e for e in errors), errors
     finally:
         client.restore_run(victim.info.run_id)
-    dup = client.create_run(exp_id, tags={"run_key": victim.data.tags["run_key"]})
+    # a second run of the same setting: the same run key and setting key
+    keys = {t: victim.data.tags[t] for t in ("run_key", "setting_key")}
+    dup = client.create_run(exp_id, tags=keys)
     client.set_terminated(dup.info.run_id, "FINISHED")
     try:
         errors = lt.check(N_CI, exp_counts, log, bench, lt.mlflow_runs(db, experiment))
