@@ -280,9 +280,10 @@ def test_convergence_flags_and_warning():
         ({"max_iter": 0}, "max_iter must be an integer >= 1"),
         ({"max_iter": 2.5}, "max_iter must be an integer >= 1"),
         ({"n_components": 0}, r"n_clusters\) must be an integer in \[1, 8\]"),
-        ({"n_components": 9}, r"n_clusters\) must be an integer in \[1, 8\]"),
+        # m > p: the shared rule of UFSSelector.min_n_features, checked before _fit
+        ({"n_components": 9}, r"needs at least 9 non-constant features; got n_features=8"),
         ({"n_components": True}, "must be an integer in"),
-        ({"n_clusters": 9}, r"n_clusters\) must be an integer in \[1, 8\]"),
+        ({"n_clusters": 9}, r"needs at least 9 non-constant features; got n_features=8"),
         ({"n_clusters": None}, "needs n_components or n_clusters"),
         ({"init": -np.ones((8, 2))}, "init must be non-negative"),
         ({"h_init": np.ones((8, 2))}, r"h_init must have shape \(2, 8\)"),
