@@ -781,23 +781,11 @@ def _log_pass(
     todo = []
     for ev in evs:
         for row in ev["results"]:
-            skey = setting_key(
-                ev["dataset"],
-                ev["method"],
-                ev["pid"],
-                row["h_label"],
-                ev["restarts"],
-                ev["seed"],
-                ev["nmi_average"],
-            )
+            what = (ev["dataset"], ev["method"], ev["pid"], row["h_label"])
+            what += (ev["restarts"], ev["seed"], ev["nmi_average"])
+            skey = setting_key(*what)
             key = run_key(
-                ev["dataset"],
-                ev["method"],
-                ev["pid"],
-                row["h_label"],
-                ev["restarts"],
-                ev["seed"],
-                ev["nmi_average"],
+                *what,
                 output_dir=out,
                 data_sha256=data_hash,
             )
