@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .io import read_evaluations, write_json, write_text, write_with
+from .status import STATUS_MARK, fit_label, fit_status, worst
 
 __all__ = [
     "collect",
@@ -47,9 +48,6 @@ __all__ = [
 ]
 
 METRIC_COLS = ("acc", "nmi", "ari", "ne")
-#: worst first (ufs.bench.steps.FIT_STATUSES)
-STATUS_ORDER = ("diverged", "not_converged", "fixed_budget", "ok")
-STATUS_MARK = {"not_converged": "†", "diverged": "‡"}
 STATUS_LEGEND = (
     "† a fit behind the number did not converge (its convergence tolerance was not met "
     "within max_iter); ‡ a fit diverged (overflow or a non-finite objective; the last finite "
@@ -57,21 +55,12 @@ STATUS_LEGEND = (
 )
 
 
-def _worst(statuses) -> str:
-    present = set(statuses)
-    return next((s for s in STATUS_ORDER if s in present), "ok")
-
-
-def _fit_label(kind: str, h) -> str:
-    return {"ranking": "rank", "full": "all"}.get(kind, f"h{h}")
-
-
 def _row_status(ev: dict[str, Any], row: dict[str, Any], cache: dict) -> str:
     """The row's ``fit_status``; computed from its recorded facts for evaluation files
     written before the status was recorded."""
     if "fit_status" in row:
         return row["fit_status"]
-    from .steps import fit_status, fixed_iteration_budget
+    from .steps import fixed_iteration_budget  # builds the estimator: scikit-learn
 
     key = (ev["method"], repr(sorted(ev["params"].items())))
     if key not in cache:
@@ -147,7 +136,7 @@ def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
         rec["cp"] = float(np.mean(e["cp"])) if e["cp"] else np.nan
         rec["fit_seconds"] = float(np.mean(e["fit_seconds"]))
         rec["objective_curve"] = e["curves"][0] if e["curves"] else None
-        rec["status"] = _worst(e["statuses"])
+        rec["status"] = worst(e["statuses"])
         for st in ("not_converged", "diverged", "fixed_budget"):
             rec[f"n_{st}"] = sum(s == st for s in e["statuses"])
         records.append(rec)
@@ -295,7 +284,7 @@ def fit_records(evaluation_files: list[str | Path]) -> pd.DataFrame:
     cache: dict = {}
     for ev in read_evaluations(evaluation_files):
         for row in ev["results"]:
-            label = _fit_label(ev["kind"], row["h"])
+            label = fit_label(ev["kind"], row["h"])
             key = (ev["dataset"], ev["method"], ev["pid"], label)
             if key in seen:
                 continue

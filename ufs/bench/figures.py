@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .io import write_with
+from .status import STATUS_MARK
 
 __all__ = [
     "SEED_METHODS",
@@ -452,7 +453,6 @@ def plot_convergence(df: pd.DataFrame, base: str, path, save: Saver = save_figur
     from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator
 
-    status_mark = {"not_converged": "†", "diverged": "‡"}
     curves = df[
         df["label_free"] & df["objective_curve"].map(lambda c: c is not None and len(c) > 1)
     ]
@@ -512,7 +512,7 @@ def plot_convergence(df: pd.DataFrame, base: str, path, save: Saver = save_figur
             ax.ticklabel_format(axis="x", useOffset=False, style="plain")
             ax.set_xlim(1, max(n_iter, 2))
             mark = "".join(
-                status_mark.get(s, "") for s in ("not_converged", "diverged") if s in set(status)
+                STATUS_MARK.get(s, "") for s in ("not_converged", "diverged") if s in set(status)
             )
             ax.set_title(
                 method + mark, fontweight="bold" if method_group(method) == "seed" else "normal"

@@ -34,6 +34,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .status import STATUS_MARK, worst
+
 __all__ = [
     "RankResult",
     "dataset_scores",
@@ -54,9 +56,6 @@ __all__ = [
 PROTOCOLS = ("oracle", "label_free")
 METRICS = ("acc", "nmi")
 PROTOCOL_TITLES = {"oracle": "label-tuned (oracle)", "label_free": "label-free defaults"}
-#: worst first; the marks of the per-data-set tables (ufs.bench.aggregate)
-STATUS_ORDER = ("diverged", "not_converged", "fixed_budget", "ok")
-STATUS_MARK = {"diverged": "‡", "not_converged": "†"}
 
 
 @dataclass
@@ -94,12 +93,7 @@ class RankResult:
 
     def method_status(self, method: str) -> str:
         """The worst fit status behind the method's scores on the compared data sets."""
-        return _worst(self.status[method]) if method in self.status else "ok"
-
-
-def _worst(statuses) -> str:
-    present = {s for s in statuses if isinstance(s, str)}
-    return next((s for s in STATUS_ORDER if s in present), "ok")
+        return worst(self.status[method]) if method in self.status else "ok"
 
 
 def dataset_scores(
@@ -121,7 +115,7 @@ def dataset_scores(
     g = part.groupby(["dataset", "method"])
     scores = g[col].agg(h_aggregate).unstack("method")
     if "status" in part:
-        status = g["status"].agg(_worst).unstack("method")
+        status = g["status"].agg(worst).unstack("method")
     else:
         status = pd.DataFrame("ok", index=scores.index, columns=scores.columns)
     return scores.sort_index(axis=0).sort_index(axis=1), status.reindex_like(scores)

@@ -26,6 +26,7 @@ from ..preprocessing import standardize as zscore
 from ..registry import get_method, make_estimator, source_hash
 from ..validation import check_data, check_labels
 from .io import atomic_path, read_json, write_json, write_npz
+from .status import FIT_STATUSES, fit_label, fit_status
 
 __all__ = [
     "download",
@@ -38,9 +39,6 @@ __all__ = [
     "fixed_iteration_budget",
     "FIT_STATUSES",
 ]
-
-#: Per-fit solver status, worst first (:func:`fit_status`).
-FIT_STATUSES = ("diverged", "not_converged", "fixed_budget", "ok")
 
 
 def download(
@@ -160,15 +158,16 @@ def _scalar_attributes(est) -> dict[str, Any]:
     return out
 
 
-def _log_fit(method: str, pid: str, params: dict[str, Any], h, seconds: float, est, caught):
+def _log_fit(method: str, pid: str, params: dict[str, Any], h, seconds: float, est, fact):
     """One progress line per fit on stderr (the job's log, see ``workflow/scripts/_job.py``):
-    method, setting, h, seconds, iterations and the status of :func:`fit_status`."""
-    info = _scalar_attributes(est)
+    method, setting, h, seconds, iterations and the status of :func:`fit_status`, from the
+    fit's recorded facts ``fact`` (``fit_info``, ``warnings``) and the fitted ``est``."""
+    info = fact["fit_info"]
     status = fit_status(
         info,
         getattr(est, "objective_", None),
-        [f"{w.category.__name__}: {w.message}" for w in caught],
-        fixed_budget=fixed_iteration_budget(method, params),
+        fact["warnings"],
+        fixed_budget=_runs_fixed_budget(est),
     )
     iters = f" n_iter={info['n_iter']}" if "n_iter" in info else ""
     print(
@@ -195,7 +194,7 @@ def _fit_task(
         est = make_estimator(
             method, params, n_features_to_select=h or 1, n_clusters=k, random_state=seed
         )
-        label = {"ranking": "rank", "full": "all"}.get(kind, f"h{h}")
+        label = fit_label(kind, h)
         X = input_matrix(est.input_space, d["X_raw"], d["X"])
         t0 = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
@@ -203,7 +202,6 @@ def _fit_task(
             warnings.simplefilter("ignore", ConstantFeaturesWarning)  # reported by `standardize`
             est.fit(X, graph=graph) if graph is not None else est.fit(X)
         seconds = time.perf_counter() - t0
-        _log_fit(method, pid, params, h, seconds, est, caught)
         arrays[f"{label}|selected"] = np.asarray(est.selected_features_, dtype=np.int64)
         if hasattr(est, "feature_order_"):
             arrays[f"{label}|feature_order"] = np.asarray(est.feature_order_, dtype=np.int64)
@@ -216,6 +214,7 @@ def _fit_task(
             "fit_info": _scalar_attributes(est),
             "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught}),
         }
+        _log_fit(method, pid, params, h, seconds, est, fits[label])
     return arrays, fits
 
 
@@ -282,50 +281,20 @@ def fixed_iteration_budget(method: str, params: dict[str, Any]) -> bool:
     Such a fit ends with ``converged_ = False`` by construction, which is not a failure.
     """
     try:
-        tol = make_estimator(method, params).get_params().get("tol")
+        est = make_estimator(method, params)
     except Exception:  # an unknown method or parameter: no claim of a fixed budget
         return False
+    return _runs_fixed_budget(est)
+
+
+def _runs_fixed_budget(est) -> bool:
+    """:func:`fixed_iteration_budget` of an estimator at hand (its own ``tol``)."""
+    tol = est.get_params().get("tol")
     return (
         isinstance(tol, int | float | np.integer | np.floating)
         and not isinstance(tol, bool)
         and float(tol) == 0.0
     )
-
-
-def fit_status(
-    fit_info: dict[str, Any],
-    objective=None,
-    warnings: list[str] | tuple[str, ...] = (),
-    *,
-    fixed_budget: bool = False,
-) -> str:
-    """The status of one fit, from the facts a fit records (one definition for the package).
-
-    * ``"diverged"``: the estimator set ``diverged_`` (it stopped on overflow and kept the
-      last finite iterate), its objective curve holds a non-finite value, or NumPy warned
-      of an overflow during the fit;
-    * ``"not_converged"``: ``converged_ = False`` while a convergence test was active: the
-      iteration budget ran out before the tolerance was met;
-    * ``"fixed_budget"``: ``converged_ = False`` because the method runs exactly
-      ``max_iter`` iterations by design (:func:`fixed_iteration_budget`), not a failure;
-    * ``"ok"``: converged, or a method without an iterative solver.
-
-    ``fit_info``: the fitted scalar attributes (``converged``, ``diverged``, …);
-    ``objective``: ``objective_`` per iteration; ``warnings``: ``"Category: message"``.
-    """
-    curve = None
-    if objective is not None:
-        # JSON stores non-finite values as None / "inf" / "-inf"
-        curve = np.array([np.nan if v is None else float(v) for v in np.ravel(objective)])
-    if (
-        fit_info.get("diverged")
-        or (curve is not None and not np.all(np.isfinite(curve)))
-        or any(w.startswith("RuntimeWarning") and "overflow" in w for w in warnings)
-    ):
-        return "diverged"
-    if fit_info.get("converged") is False:
-        return "fixed_budget" if fixed_budget else "not_converged"
-    return "ok"
 
 
 def _evaluate_task(X, y, truth, arrays, rec, *, restarts, nmi_average, seed):
@@ -335,7 +304,7 @@ def _evaluate_task(X, y, truth, arrays, rec, *, restarts, nmi_average, seed):
     rows = []
     t_eval = 0.0
     for h in rec["eval_hs"]:
-        label = {"subset": f"h{h}", "ranking": "rank", "full": "all"}[kind]
+        label = fit_label(kind, h)
         if kind == "ranking":
             selected = arrays[f"{prefix}{label}|feature_order"][:h]
         else:

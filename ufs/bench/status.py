@@ -1,0 +1,64 @@
+"""Per-fit solver status: one definition for the fit and evaluate steps, the tables,
+the figures and the ranks across data sets (numpy only, so aggregation jobs stay light)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["FIT_STATUSES", "STATUS_MARK", "fit_label", "fit_status", "worst"]
+
+#: Per-fit solver status, worst first (:func:`fit_status`).
+FIT_STATUSES = ("diverged", "not_converged", "fixed_budget", "ok")
+#: marks of a table cell, figure point or rank behind which a fit failed
+STATUS_MARK = {"not_converged": "†", "diverged": "‡"}
+
+
+def worst(statuses) -> str:
+    """The worst of ``statuses`` (:data:`FIT_STATUSES` order; anything that is not a
+    status string, e.g. a missing value, is ignored); ``"ok"`` if none."""
+    present = {s for s in statuses if isinstance(s, str)}
+    return next((s for s in FIT_STATUSES if s in present), "ok")
+
+
+def fit_label(kind: str, h) -> str:
+    """The label of a fit in the fit results: ``rank`` (a ranking method's one fit),
+    ``all`` (a full method) or ``h<h>`` (a subset method, one fit per h)."""
+    return {"ranking": "rank", "full": "all"}.get(kind, f"h{h}")
+
+
+def fit_status(
+    fit_info: dict[str, Any],
+    objective=None,
+    warnings: list[str] | tuple[str, ...] = (),
+    *,
+    fixed_budget: bool = False,
+) -> str:
+    """The status of one fit, from the facts a fit records (one definition for the package).
+
+    * ``"diverged"``: the estimator set ``diverged_`` (it stopped on overflow and kept the
+      last finite iterate), its objective curve holds a non-finite value, or NumPy warned
+      of an overflow during the fit;
+    * ``"not_converged"``: ``converged_ = False`` while a convergence test was active: the
+      iteration budget ran out before the tolerance was met;
+    * ``"fixed_budget"``: ``converged_ = False`` because the method runs exactly
+      ``max_iter`` iterations by design (``ufs.bench.steps.fixed_iteration_budget``), not a failure;
+    * ``"ok"``: converged, or a method without an iterative solver.
+
+    ``fit_info``: the fitted scalar attributes (``converged``, ``diverged``, …);
+    ``objective``: ``objective_`` per iteration; ``warnings``: ``"Category: message"``.
+    """
+    curve = None
+    if objective is not None:
+        # JSON stores non-finite values as None / "inf" / "-inf"
+        curve = np.array([np.nan if v is None else float(v) for v in np.ravel(objective)])
+    if (
+        fit_info.get("diverged")
+        or (curve is not None and not np.all(np.isfinite(curve)))
+        or any(w.startswith("RuntimeWarning") and "overflow" in w for w in warnings)
+    ):
+        return "diverged"
+    if fit_info.get("converged") is False:
+        return "fixed_budget" if fixed_budget else "not_converged"
+    return "ok"
