@@ -317,7 +317,7 @@ def dataset_h(config: dict[str, Any], instance: str) -> tuple[str, list[int]]:
 def _file_dataset(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     """Check a ``datasets.<name>.file`` entry; read only the file's shape."""
     from ..datasets import available_datasets
-    from ..datasets.user_files import peek_shape
+    from ..datasets.user_files import peek_n_classes, peek_shape
 
     key = f"datasets.{name}"
     _require(
@@ -332,34 +332,10 @@ def _file_dataset(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     except ValueError as exc:
         raise ConfigError(f"config {key}.file: {exc}") from None
     _require(p >= 2, f"{key}.file", f"the file has {p} feature(s); feature selection needs >= 2")
-    return {**spec, "n_features": p, "n_samples": n, "n_classes": _peek_n_classes(spec)}
-
-
-def _peek_n_classes(spec: dict[str, Any]) -> int | None:
-    """Number of classes of a ``.npz`` or ``.mat`` file dataset, reading its labels only;
-    ``None`` for a text file (the whole file would have to be parsed; its fit jobs check
-    the shape instead) or labels this cannot count (the download step reports them)."""
-    import numpy as np
-
-    from ..datasets.user_files import _NPZ_PAIRS, file_format, pick_variables
-
-    path, variables = spec["file"], spec.get("variables")
-    try:
-        fmt = file_format(path)
-        if fmt == ".npz":
-            with np.load(path, allow_pickle=False) as f:
-                y = f[pick_variables(path, f.files, variables, _NPZ_PAIRS)[1]]
-        elif fmt == ".mat":
-            from scipy.io import loadmat, whosmat
-
-            names = [name for name, _, _ in whosmat(path)]
-            yname = pick_variables(path, names, variables)[1]
-            y = loadmat(path, variable_names=[yname])[yname]
-        else:
-            return None
-        return int(np.unique(np.asarray(y).ravel()).size)
-    except Exception:  # unreadable labels: the download step names the problem
-        return None
+    # the class count where the labels can be read alone (.npz, .mat); a text file's fit
+    # jobs check the shape instead
+    k = peek_n_classes(spec["file"], variables=spec.get("variables"))
+    return {**spec, "n_features": p, "n_samples": n, "n_classes": k}
 
 
 def _check_name(section: str, name: Any) -> None:

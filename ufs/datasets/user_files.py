@@ -70,7 +70,14 @@ from ..validation import check_data, check_labels
 from .mirror import open_binary, pick_variables, read_mat, sha256_file, verify_sha256
 from .registry import Dataset
 
-__all__ = ["FILE_FORMATS", "file_format", "peek_shape", "read_data_file", "load_user_file"]
+__all__ = [
+    "FILE_FORMATS",
+    "file_format",
+    "peek_shape",
+    "peek_n_classes",
+    "read_data_file",
+    "load_user_file",
+]
 
 FILE_FORMATS = (".mat", ".npz", ".csv", ".tsv", ".txt")
 _LABEL_NAMES = ("label", "labels", "class", "y", "target")
@@ -476,6 +483,29 @@ def peek_shape(
     rows = _parse(p, text, sep, sample=True)
     _, names, _ = _layout(p, text, rows, header, label_column, sep, decimal)
     return None, len(names) - 1
+
+
+def peek_n_classes(path: str | Path, *, variables: Sequence[str] | None = None) -> int | None:
+    """Number of classes of a ``.npz`` or ``.mat`` dataset file, reading its labels only
+    (the variable pair as :func:`read_data_file` picks it); ``None`` for a text file (the
+    whole file would have to be parsed) or labels this cannot read (reading the file
+    reports them)."""
+    p = Path(path)
+    try:
+        fmt = file_format(p)
+        if fmt == ".npz":
+            with np.load(p, allow_pickle=False) as f:
+                y = f[pick_variables(p, f.files, variables, _NPZ_PAIRS)[1]]
+        elif fmt == ".mat":
+            from scipy.io import loadmat, whosmat
+
+            yname = pick_variables(p, [name for name, _, _ in whosmat(p)], variables)[1]
+            y = loadmat(p, variable_names=[yname])[yname]
+        else:
+            return None
+        return int(np.unique(np.asarray(y).ravel()).size)
+    except Exception:  # unreadable labels: reading the file names the problem
+        return None
 
 
 def load_user_file(
