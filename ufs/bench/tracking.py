@@ -262,7 +262,12 @@ def run_key(
     """A run's identity: the setting (:func:`setting_key`) in one output directory (its
     resolved path) on one dataset content (:func:`data_sha256`)."""
     skey = setting_key(dataset, method, pid, h_label, restarts, seed, nmi_average)
-    blob = json.dumps([str(Path(output_dir).resolve()), data_sha256, skey])
+    return _run_key_of(skey, Path(output_dir).resolve(), data_sha256)
+
+
+def _run_key_of(skey: str, resolved_output_dir: Path, data_hash: str) -> str:
+    """:func:`run_key` from the setting key and the already resolved output directory."""
+    blob = json.dumps([str(resolved_output_dir), data_hash, skey])
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -773,7 +778,8 @@ def _log_pass(
     """One idempotent pass: log what is missing, replace what is outdated, rename kept runs
     whose name is not :func:`run_name`'s, delete the stale runs of this output directory and
     dataset. In a store that is not the directory's own (``legacy`` false) run names end in
-    ``@<directory name>:<output id>``, so that they stay distinct in a shared experiment."""
+    ``@<directory name>:<output id>``, so that they stay distinct in a shared experiment.
+    ``out``: the output directory, resolved (run keys are :func:`run_key`'s)."""
     oid = output_id(out)
     counts = {"logged": 0, "skipped": 0, "replaced": 0, "removed": 0}
     keys: dict[str, str] = {}
@@ -784,12 +790,7 @@ def _log_pass(
             what = (ev["dataset"], ev["method"], ev["pid"], row["h_label"])
             what += (ev["restarts"], ev["seed"], ev["nmi_average"])
             skey = setting_key(*what)
-            key = run_key(
-                *what,
-                output_dir=out,
-                data_sha256=data_hash,
-            )
-            todo.append((ev, row, skey, key))
+            todo.append((ev, row, skey, _run_key_of(skey, out, data_hash)))
     names = _run_names(
         {
             key: {
