@@ -334,11 +334,15 @@ def failure_counts(fits: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame.from_records(rows, columns=cols)
 
 
+def _totals(counts: pd.DataFrame) -> dict[str, int]:
+    """Fits, not converged, diverged and fixed-budget fits summed over ``counts``."""
+    return {c: int(counts[c].sum()) for c in ("fits", "not_converged", "diverged", "fixed_budget")}
+
+
 def failure_markdown(counts: pd.DataFrame) -> str:
     """The ``summary.md`` section: failed fits per method and data set."""
-    total = int(counts["fits"].sum()) if len(counts) else 0
-    nc = int(counts["not_converged"].sum()) if len(counts) else 0
-    dv = int(counts["diverged"].sum()) if len(counts) else 0
+    t = _totals(counts)
+    total, nc, dv = t["fits"], t["not_converged"], t["diverged"]
     lines = [
         "## Solver failures",
         "",
@@ -379,10 +383,7 @@ def failure_report(counts: pd.DataFrame, summary: str | Path = "summary.md") -> 
     """``fit_status.json``: totals and the affected method × data set counts."""
     bad = counts[(counts["not_converged"] + counts["diverged"]) > 0]
     return {
-        "fits": int(counts["fits"].sum()) if len(counts) else 0,
-        "not_converged": int(counts["not_converged"].sum()) if len(counts) else 0,
-        "diverged": int(counts["diverged"].sum()) if len(counts) else 0,
-        "fixed_budget": int(counts["fixed_budget"].sum()) if len(counts) else 0,
+        **_totals(counts),
         "affected": bad.to_dict(orient="records"),
         "summary": str(summary),
     }
