@@ -12,6 +12,7 @@ index are built once, so every per-job lookup of the workflow is a dict access.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import reprlib
@@ -32,7 +33,11 @@ __all__ = [
     "Instance",
     "build_plan",
     "REPLICATE_SEP",
+    "PROTOCOLS",
     "file_entry",
+    "dataset_h",
+    "relative_h",
+    "resolve_h",
     "check_config_size",
     "schema_error_message",
     "short_repr",
@@ -42,6 +47,9 @@ __all__ = [
 ]
 
 REPLICATE_SEP = "-r"
+#: the evaluation protocols a config may run (key ``protocols``): label-free defaults and
+#: the label-tuned grid ("oracle")
+PROTOCOLS = ("label_free", "oracle")
 
 
 class ConfigError(ValueError):
@@ -96,6 +104,11 @@ def schema_error_message(exc: BaseException, limit: int = 300) -> str:
     if err is None:
         text = str(exc)
         return text if len(text) <= 4 * limit else text[: 4 * limit] + " ..."
+    if err.validator in ("oneOf", "anyOf") and err.context:
+        # "… is not valid under any of the given schemas": name the closest branch's error
+        # (the branch of the value's type, its deepest error; a type error if none)
+        fitting = [e for e in err.context if e.validator != "type" or e.relative_path]
+        err = max(fitting or err.context, key=lambda e: len(e.relative_path))
     message = err.message
     if len(message) > limit:
         message = f"{message[:limit]} ... ({len(message):,} characters)"
@@ -307,11 +320,42 @@ def file_entry(config: dict[str, Any], name: str) -> dict[str, Any] | None:
     return spec
 
 
-def dataset_h(config: dict[str, Any], instance: str) -> tuple[str, list[int]]:
-    """``(config key, h values)`` of a dataset instance (``name`` or ``name-r<i>``)."""
+def relative_h(spec: dict[str, Any], n_features: int) -> list[int]:
+    """The h grid of a relative spec ``{percent: [...], min: a, max: b}``.
+
+    ``h = round(p · percent / 100)`` (half up), clipped to ``[min, max]`` (``min``
+    default 1, ``max`` default none) and to ``p − 1``; equal values once, ascending. E.g.
+    ``percent [1, 2, 5, 10, 20]``, ``min 5``, ``max 300``: p = 1024 → 10, 20, 51, 102,
+    205; p = 325 → 5, 7, 16, 33, 65; p = 64 → 5, 6, 13.
+    """
+    lo, hi = int(spec.get("min", 1)), spec.get("max")
+    out = set()
+    for pct in spec["percent"]:
+        h = max(lo, math.floor(n_features * float(pct) / 100.0 + 0.5))
+        if hi is not None:
+            h = min(int(hi), h)
+        out.add(min(h, n_features - 1))
+    return sorted(out)
+
+
+def resolve_h(spec: Any, n_features: int | None) -> list[int]:
+    """A dataset's ``h`` entry as a list: a list as given, a relative spec through
+    :func:`relative_h` (which needs ``n_features``)."""
+    if isinstance(spec, dict):
+        if n_features is None:
+            raise ConfigError("config h: a relative h grid needs the number of features")
+        return relative_h(spec, n_features)
+    return list(spec or [])
+
+
+def dataset_h(
+    config: dict[str, Any], instance: str, n_features: int | None = None
+) -> tuple[str, list[int]]:
+    """``(config key, h values)`` of a dataset instance (``name`` or ``name-r<i>``); a
+    relative ``h`` needs ``n_features`` (the workflow passes the plan's values instead)."""
     datasets = config.get("datasets") or {}
     base = instance if instance in datasets else instance.rsplit(REPLICATE_SEP, 1)[0]
-    return base, list((datasets.get(base) or {}).get("h") or [])
+    return base, resolve_h((datasets.get(base) or {}).get("h"), n_features)
 
 
 def _file_dataset(name: str, entry: dict[str, Any]) -> dict[str, Any]:
@@ -432,6 +476,16 @@ def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
             n_samples, n_classes = spec.n_samples, spec.n_classes
             is_simulation = spec.source == "simulation"
         hs = entry.get("h")
+        if isinstance(hs, dict):  # a relative grid (schema: percent, min, max)
+            _require(
+                bool(hs.get("percent")), f"datasets.{name}.h.percent", "give at least one percentage"
+            )
+            _require(
+                hs.get("max") is None or int(hs["max"]) >= int(hs.get("min", 1)),
+                f"datasets.{name}.h",
+                f"max={hs.get('max')} is smaller than min={hs.get('min', 1)}",
+            )
+            hs = relative_h(hs, n_features)
         _require(bool(hs), f"datasets.{name}.h", "give at least one number of features")
         for h in hs:
             _require(
@@ -464,6 +518,12 @@ def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
     )
     methods = _only(config, "methods")
     _require(bool(methods), "methods", "at least one method is required")
+    protocols = set(config.get("protocols") or PROTOCOLS)
+    _require(
+        bool(protocols) and protocols <= set(PROTOCOLS),
+        "protocols",
+        f"a non-empty subset of {list(PROTOCOLS)}; got {short_repr(config.get('protocols'))}",
+    )
     # one shape check per distinct known (n, p, k): replicates share theirs
     shapes: dict[tuple, str] = {}
     for inst in plan.instances.values():
@@ -477,6 +537,8 @@ def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
             raise ConfigError(f"config methods.{name}: {exc}") from None
         grid = entry.get("grid", spec.grid) or {}
         defaults = entry.get("defaults", spec.defaults) or {}
+        if "oracle" not in protocols:  # label-free only: no grid, no tuned rows
+            grid = {}
         for key, params in (("grid", grid), ("defaults", defaults)):
             try:
                 spec.check_params(params)
@@ -490,7 +552,8 @@ def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
             )
         settings: dict[str, Setting] = {}
         candidates = [(dict(defaults), True, False)] + [
-            ({**defaults, **point}, False, True) for point in expand_grid(grid)
+            ({**defaults, **point}, False, True)
+            for point in (expand_grid(grid) if "oracle" in protocols else [])
         ]
         for params, is_default, in_grid in candidates:
             pid = params_id(params)
@@ -543,13 +606,16 @@ def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
                 gspec,
                 params_id(gspec) if gspec is not None else None,
             )
-        if not grid:  # no grid: the default setting is also the (only) tuned one
+        if not grid and "oracle" in protocols:
+            # no grid: the default setting is also the (only) tuned one
             settings = {
                 k: Setting(
                     s.method, s.pid, s.params, s.label_free, True, s.kind, s.graph, s.graph_id
                 )
                 for k, s in settings.items()
             }
+        if "label_free" not in protocols:  # label-tuned only: the grid's settings
+            settings = {k: s for k, s in settings.items() if s.in_grid}
         plan.settings[name] = list(settings.values())
         plan.split_h[name] = bool(entry.get("split_h", False))
     n_tasks = plan.n_tasks()

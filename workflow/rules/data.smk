@@ -58,6 +58,9 @@ rule standardize:
     output:
         data=f"{OUT}/data/{{dataset}}.npz",
         summary=f"{OUT}/data/{{dataset}}.json",
+    params:
+        # (config key, h values): a relative h grid resolved by the plan
+        h=lambda w: [PLAN.instances[w.dataset].base, list(PLAN.instances[w.dataset].hs)],
     log:
         f"{OUT}/logs/standardize/{{dataset}}.log",
     benchmark:

@@ -2,12 +2,12 @@
 
 from _job import setup
 
-from ufs.bench.config import dataset_h, file_entry
+from ufs.bench.config import file_entry
 from ufs.bench.steps import standardize
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
-h = dataset_h(sm.config, sm.wildcards.dataset)
+h = (sm.params.h[0], list(sm.params.h[1]))  # the plan's h values (a relative grid resolved)
 spec = file_entry(sm.config, h[0])
 # messages name the dataset and the user's file, never the internal copy sm.input[0]
 source = f"dataset {h[0]!r} ({spec['file']})" if spec else f"dataset {sm.wildcards.dataset!r}"
