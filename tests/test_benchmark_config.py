@@ -74,7 +74,10 @@ def test_relative_h_needs_p_and_consistent_bounds():
     with pytest.raises(ConfigError, match="number of features"):
         resolve_h(RELATIVE, None)
     assert resolve_h([3, 4], None) == [3, 4]
-    bad = {"datasets": {"wine": {"h": {"percent": [10], "min": 9, "max": 5}}}, "methods": {"random": {}}}
+    bad = {
+        "datasets": {"wine": {"h": {"percent": [10], "min": 9, "max": 5}}},
+        "methods": {"random": {}},
+    }
     with pytest.raises(ConfigError, match="max=5 is smaller than min=9"):
         build_plan(bad)
 

@@ -478,7 +478,9 @@ def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
         hs = entry.get("h")
         if isinstance(hs, dict):  # a relative grid (schema: percent, min, max)
             _require(
-                bool(hs.get("percent")), f"datasets.{name}.h.percent", "give at least one percentage"
+                bool(hs.get("percent")),
+                f"datasets.{name}.h.percent",
+                "give at least one percentage",
             )
             _require(
                 hs.get("max") is None or int(hs["max"]) >= int(hs.get("min", 1)),
