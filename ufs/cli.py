@@ -1,5 +1,5 @@
 """ufs command line: list the registered methods, run a small end-to-end demo, write the
-reproduction and parity reports."""
+reproduction, benchmark and parity reports."""
 
 from __future__ import annotations
 
@@ -203,7 +203,9 @@ def _reproduction(args: argparse.Namespace) -> int:
         parts.append("No comparison has been run yet.")
     configs = Path("config/experiments")
     missing = sorted(
-        c.stem for c in (configs.glob("*.yaml") if configs.is_dir() else []) if c.stem not in sections
+        c.stem
+        for c in (configs.glob("*.yaml") if configs.is_dir() else [])
+        if c.stem not in sections
     )
     if missing:
         parts.append(
@@ -214,6 +216,26 @@ def _reproduction(args: argparse.Namespace) -> int:
     Path(args.out).write_text(text)
     msg = f"wrote {args.out} from {len(computed)} run(s)"
     print(msg + (f"; kept {', '.join(sorted(kept))} from the previous report" if kept else ""))
+    return 0
+
+
+def _benchmark_report(args: argparse.Namespace) -> int:
+    """Write the benchmark report (``docs/benchmark.md``) and its CD diagrams from a
+    benchmark run's results; exit 2 with one line when there is nothing to report."""
+    from pathlib import Path
+
+    from .bench.benchmark_report import NoResultsError, benchmark_report, scope_of
+
+    if not Path(args.config).is_file():
+        print(f"error: no config file {args.config}", file=sys.stderr)
+        return 2
+    try:
+        text = benchmark_report(args.results, args.config, args.out, img_dir=args.img_dir)
+    except NoResultsError as exc:
+        print(f"error: {exc}; run the benchmark workflow first", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out} (CD diagrams in {args.img_dir})")
+    print(scope_of(text))
     return 0
 
 
@@ -268,6 +290,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="drop sections of runs without results under --results (default: keep them)",
     )
+    bench = sub.add_parser(
+        "benchmark-report", help="write the benchmark report from a benchmark run's results"
+    )
+    bench.add_argument("--results", default="results/benchmark")
+    bench.add_argument("--config", default="config/experiments/benchmark.yaml")
+    bench.add_argument("--out", default="docs/benchmark.md")
+    bench.add_argument("--img-dir", default="docs/img", help="where the CD diagrams go")
     par = sub.add_parser("parity", help="compare with the authors' code's reference outputs")
     par.add_argument("--root", default=None, help="shared/parity folder (default: beside the repo)")
     par.add_argument("--out", default="docs/parity.md")
@@ -275,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.cmd == "reproduction":
         return _reproduction(args)
+    if args.cmd == "benchmark-report":
+        return _benchmark_report(args)
     if args.cmd == "parity":
         return _parity(args)
     if args.cmd == "methods":

@@ -11,10 +11,14 @@ restarts of all replicates, TP@h and CP@h averaged over replicates (GOLFS Eqs. 1
 
 Solver status (:func:`ufs.bench.steps.fit_status`, one definition): every fit is ``ok``,
 ``fixed_budget`` (exactly ``max_iter`` iterations by design, ``tol = 0``: not a failure),
-``not_converged`` or ``diverged``. A table cell or figure point is marked when a fit behind
-it did not converge (``†``, hollow marker) or diverged (``‡``, cross); the CSV has the
-worst ``status`` of each row and the counts; ``summary.md`` counts the failed fits per
-method and data set and ``fit_status.json`` feeds the warning printed at the end of a run.
+``not_converged``, ``diverged`` or ``budget_exceeded`` (over the per-fit compute budget
+``jobs.fit_budget_seconds`` or refused for memory, :mod:`ufs.bench.budget`: no result). A
+table cell or figure point is marked when a fit behind it did not converge (``†``, hollow
+marker) or diverged (``‡``, cross); a cell whose fit exceeded the budget reads ``budget
+exceeded §`` (NaN in the CSV; a replicate over the budget makes the pooled cell NaN). The
+CSV has the worst ``status`` of each row and the counts; ``summary.md`` counts the failed
+fits per method and data set and ``fit_status.json`` feeds the warning printed at the end
+of a run.
 
 The per-data-set figures are drawn by :mod:`ufs.bench.figures` (:func:`plot_dataset`).
 """
@@ -51,8 +55,12 @@ METRIC_COLS = ("acc", "nmi", "ari", "ne")
 STATUS_LEGEND = (
     "† a fit behind the number did not converge (its convergence tolerance was not met "
     "within max_iter); ‡ a fit diverged (overflow or a non-finite objective; the last finite "
-    "iterate was used). A fixed iteration budget by design (tol = 0) is not marked."
+    "iterate was used); § a fit exceeded its compute budget (jobs.fit_budget_seconds CPU "
+    "seconds, or the dense-memory cap) and has no number. A fixed iteration budget by design "
+    "(tol = 0) is not marked."
 )
+#: the statuses counted as a failed fit (marked in tables, counted in summary.md)
+FAILED = ("not_converged", "diverged", "budget_exceeded")
 
 
 def _row_status(ev: dict[str, Any], row: dict[str, Any], cache: dict) -> str:
@@ -128,16 +136,19 @@ def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
             )
         }
         rec["params"] = ", ".join(f"{k}={v}" for k, v in sorted(e["params"].items())) or "-"
+        # a fit over the compute budget has no result: the pooled cell has none either
+        budget = "budget_exceeded" in e["statuses"]
         for m in METRIC_COLS:
-            v = np.asarray(e["per"][m])
-            rec[f"{m}_mean"] = float(v.mean())
-            rec[f"{m}_std"] = float(v.std(ddof=1)) if v.size > 1 else 0.0
-        rec["tp"] = float(np.mean(e["tp"])) if e["tp"] else np.nan
-        rec["cp"] = float(np.mean(e["cp"])) if e["cp"] else np.nan
+            v = np.array([np.nan if x is None else x for x in e["per"][m]], dtype=float)
+            nan = budget or v.size == 0
+            rec[f"{m}_mean"] = np.nan if nan else float(v.mean())
+            rec[f"{m}_std"] = np.nan if nan else (float(v.std(ddof=1)) if v.size > 1 else 0.0)
+        rec["tp"] = float(np.mean(e["tp"])) if e["tp"] and not budget else np.nan
+        rec["cp"] = float(np.mean(e["cp"])) if e["cp"] and not budget else np.nan
         rec["fit_seconds"] = float(np.mean(e["fit_seconds"]))
         rec["objective_curve"] = e["curves"][0] if e["curves"] else None
         rec["status"] = worst(e["statuses"])
-        for st in ("not_converged", "diverged", "fixed_budget"):
+        for st in ("not_converged", "diverged", "fixed_budget", "budget_exceeded"):
             rec[f"n_{st}"] = sum(s == st for s in e["statuses"])
         records.append(rec)
     df = pd.DataFrame.from_records(records)
@@ -145,12 +156,16 @@ def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
 
 
 def select_protocols(df: pd.DataFrame, oracle_metric: str = "acc") -> pd.DataFrame:
-    """Rows of the two protocols, with a ``protocol`` column and the grid size used."""
+    """Rows of the two protocols, with a ``protocol`` column and the grid size used.
+
+    The oracle picks among the settings with a score: a setting over the compute budget
+    (NaN) is picked only when every setting at that ``h`` is (the row then says so)."""
     col = f"{oracle_metric}_mean"
     parts = []
     grid = df[df["in_grid"]]
     if not grid.empty:
-        idx = grid.groupby(["method", "h_label"])[col].idxmax()
+        key = grid[col].astype(float).fillna(-np.inf)
+        idx = key.groupby([grid["method"], grid["h_label"]]).idxmax()
         best = grid.loc[idx].copy()
         best["protocol"] = "oracle"
         best["n_settings"] = (
@@ -210,7 +225,9 @@ def markdown_tables(sel: pd.DataFrame, base: str, oracle_metric: str = "acc") ->
                         continue
                     mark = STATUS_MARK.get(status[h], "")
                     marked |= bool(mark)
-                    if m in ("acc", "nmi"):
+                    if status[h] == "budget_exceeded":
+                        cells.append(f"budget exceeded {mark}")
+                    elif m in ("acc", "nmi"):
                         cells.append(
                             f"{100 * g.loc[h, f'{m}_mean']:.1f} ± "
                             f"{100 * g.loc[h, f'{m}_std']:.1f}{mark}"
@@ -218,11 +235,18 @@ def markdown_tables(sel: pd.DataFrame, base: str, oracle_metric: str = "acc") ->
                     else:
                         cells.append(f"{g.loc[h, m]:.2f}{mark}")
                 if m in ("acc", "nmi"):
-                    b = g[f"{m}_mean"].idxmax()
-                    cells.append(
-                        f"{100 * g.loc[b, f'{m}_mean']:.1f} ± {100 * g.loc[b, f'{m}_std']:.1f}"
-                        f"{STATUS_MARK.get(status[b], '')} (h={b})"
-                    )
+                    scored = g[f"{m}_mean"].dropna()  # a fit over the budget has no number
+                    if scored.empty:
+                        over = (status == "budget_exceeded").any()
+                        cells.append(
+                            f"budget exceeded {STATUS_MARK['budget_exceeded']}" if over else "–"
+                        )
+                    else:
+                        b = scored.idxmax()
+                        cells.append(
+                            f"{100 * g.loc[b, f'{m}_mean']:.1f} ± {100 * g.loc[b, f'{m}_std']:.1f}"
+                            f"{STATUS_MARK.get(status[b], '')} (h={b})"
+                        )
                 lines.append(f"| {method} | " + " | ".join(cells) + " |")
             lines.append("")
             if marked:
@@ -305,7 +329,8 @@ def fit_records(evaluation_files: list[str | Path]) -> pd.DataFrame:
 
 def failure_counts(fits: pd.DataFrame) -> pd.DataFrame:
     """Per method and data set (replicates pooled): the number of fits, of fits that did
-    not converge / diverged / ran a fixed budget, of settings and of settings affected."""
+    not converge / diverged / ran a fixed budget / exceeded the compute budget, of settings
+    and of settings affected."""
     cols = [
         "method",
         "dataset",
@@ -313,6 +338,7 @@ def failure_counts(fits: pd.DataFrame) -> pd.DataFrame:
         "not_converged",
         "diverged",
         "fixed_budget",
+        "budget_exceeded",
         "settings",
         "settings_affected",
     ]
@@ -327,6 +353,7 @@ def failure_counts(fits: pd.DataFrame) -> pd.DataFrame:
                 "not_converged": int((g["status"] == "not_converged").sum()),
                 "diverged": int((g["status"] == "diverged").sum()),
                 "fixed_budget": int((g["status"] == "fixed_budget").sum()),
+                "budget_exceeded": int((g["status"] == "budget_exceeded").sum()),
                 "settings": g["pid"].nunique(),
                 "settings_affected": g.loc[bad, "pid"].nunique(),
             }
@@ -335,36 +362,46 @@ def failure_counts(fits: pd.DataFrame) -> pd.DataFrame:
 
 
 def _totals(counts: pd.DataFrame) -> dict[str, int]:
-    """Fits, not converged, diverged and fixed-budget fits summed over ``counts``."""
-    return {c: int(counts[c].sum()) for c in ("fits", "not_converged", "diverged", "fixed_budget")}
+    """Fits, not converged, diverged, fixed-budget and budget-exceeded fits summed over
+    ``counts``."""
+    cols = ("fits", "not_converged", "diverged", "fixed_budget", "budget_exceeded")
+    return {c: int(counts[c].sum()) if c in counts else 0 for c in cols}
+
+
+def _failed(counts: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``counts`` with a failed fit (:data:`FAILED`)."""
+    return counts[counts.reindex(columns=list(FAILED), fill_value=0).sum(axis=1) > 0]
 
 
 def failure_markdown(counts: pd.DataFrame) -> str:
     """The ``summary.md`` section: failed fits per method and data set."""
     t = _totals(counts)
-    total, nc, dv = t["fits"], t["not_converged"], t["diverged"]
+    total, nc, dv, be = t["fits"], t["not_converged"], t["diverged"], t["budget_exceeded"]
+    over = f"; {be} exceeded the compute budget (§)" if be else ""
     lines = [
         "## Solver failures",
         "",
-        f"{nc} of {total} fits did not converge (†) and {dv} diverged (‡); every grid setting "
-        "and h is counted, simulation replicates separately, a ranking method's one fit "
-        "once for all h. " + STATUS_LEGEND + " Their numbers are marked in the per-data-set "
-        "tables, the CSVs (`status`, `n_not_converged`, `n_diverged`) and the figures "
-        "(hollow marker: not converged; ×: diverged).",
+        f"{nc} of {total} fits did not converge (†) and {dv} diverged (‡){over}; every grid "
+        "setting and h is counted, simulation replicates separately, a ranking method's one "
+        "fit once for all h. " + STATUS_LEGEND + " Their numbers are marked in the "
+        "per-data-set tables, the CSVs (`status`, `n_not_converged`, `n_diverged`, "
+        "`n_budget_exceeded`) and the figures (hollow marker: not converged; ×: diverged; "
+        "§: budget exceeded, no point).",
         "",
     ]
-    bad = counts[(counts["not_converged"] + counts["diverged"]) > 0]
+    bad = _failed(counts)
     if bad.empty:
         lines += ["No fit failed.", ""]
     else:
-        lines += [
-            "| method | data set | fits | † not converged | ‡ diverged | settings affected |",
-            "|---|---|---|---|---|---|",
-        ]
+        head = "| method | data set | fits | † not converged | ‡ diverged |"
+        if be:  # the column only when some fit went over the budget
+            head += " § budget exceeded |"
+        lines += [head + " settings affected |", "|---" * (6 + bool(be)) + "|"]
         for _, r in bad.iterrows():
+            over_cell = f" {r.get('budget_exceeded', 0)} |" if be else ""
             lines.append(
                 f"| {r['method']} | {r['dataset']} | {r['fits']} | {r['not_converged']} | "
-                f"{r['diverged']} | {r['settings_affected']} of {r['settings']} |"
+                f"{r['diverged']} |{over_cell} {r['settings_affected']} of {r['settings']} |"
             )
         lines.append("")
     budget = counts[counts["fixed_budget"] > 0].groupby("method")["fixed_budget"].sum()
@@ -381,7 +418,7 @@ def failure_markdown(counts: pd.DataFrame) -> str:
 
 def failure_report(counts: pd.DataFrame, summary: str | Path = "summary.md") -> dict[str, Any]:
     """``fit_status.json``: totals and the affected method × data set counts."""
-    bad = counts[(counts["not_converged"] + counts["diverged"]) > 0]
+    bad = _failed(counts)
     return {
         **_totals(counts),
         "affected": bad.to_dict(orient="records"),
@@ -401,10 +438,12 @@ def fit_status_warning(report: dict[str, Any] | str | Path) -> str | None:
         report = json.loads(path.read_text())
     if not report.get("affected"):
         return None
+    be = report.get("budget_exceeded", 0)
+    over = f", {be} exceeded the compute budget (§)" if be else ""
     lines = [
         f"UFS-bench: {report['not_converged']} of {report['fits']} fits did not converge (†) "
-        f"and {report['diverged']} diverged (‡); their numbers are marked in the tables and "
-        f"figures (see {report['summary']}, 'Solver failures'):"
+        f"and {report['diverged']} diverged (‡){over}; their numbers are marked in the tables "
+        f"and figures (see {report['summary']}, 'Solver failures'):"
     ]
     width = max(len(a["method"]) for a in report["affected"])
     dwidth = max(len(a["dataset"]) for a in report["affected"])
@@ -414,6 +453,8 @@ def fit_status_warning(report: dict[str, Any] | str | Path) -> str | None:
             what.append(f"{a['not_converged']} not converged")
         if a["diverged"]:
             what.append(f"{a['diverged']} diverged")
+        if a.get("budget_exceeded"):
+            what.append(f"{a['budget_exceeded']} budget exceeded")
         lines.append(
             f"  {a['method']:<{width}}  {a['dataset']:<{dwidth}}  {', '.join(what)} of "
             f"{a['fits']} fits; {a['settings_affected']} of {a['settings']} settings"

@@ -12,10 +12,13 @@ tables, and the *references* (no selection, chance, largest variance), always gr
   gap to the lowest objective value the fit reached on a symlog axis; a diverged curve
   stops at its last finite value, marked ×.
 * ``runtime.png``: wall-clock fit time per fit (label-free settings); the kNN graph of a
-  graph-based method is built once per data set in its own job and **not** included.
+  graph-based method is built once per data set in its own job and **not** included. A
+  method with a fit over the compute budget gets a cross-hatched bar at the longest time
+  spent (where it was stopped) and a ``§ budget exceeded`` label.
 
 Fit status marks as in the tables (:mod:`ufs.bench.aggregate`): a hollow marker is a point
-whose fit did not converge (†), a black × one whose fit diverged (‡).
+whose fit did not converge (†), a black × one whose fit diverged (‡); a fit over the
+compute budget has no value: a ``§`` at the bottom of the panel, at its h.
 """
 
 from __future__ import annotations
@@ -337,6 +340,13 @@ def plot_metric_vs_h(sel: pd.DataFrame, base: str, metric: str, path, save: Save
             marks.append(
                 (Line2D([], [], ls="", marker="x", color="black", mew=1.5, ms=5), "‡ diverged")
             )
+        if "budget_exceeded" in flagged:
+            marks.append(
+                (
+                    Line2D([], [], ls="", marker="$§$", color="0.3", ms=6),
+                    "§ budget exceeded (no value)",
+                )
+            )
         if "seed" in groups:
             marks.append(
                 (
@@ -371,10 +381,14 @@ def _draw_method(
     ax, g: pd.DataFrame, method: str, metric: str, shift=None, *, errorbars: bool = False
 ) -> set[str]:
     """One method's line (a horizontal line for a method without h), its error bars and
-    its fit-status marks (hollow marker: not converged; ×: diverged)."""
+    its fit-status marks (hollow marker: not converged; ×: diverged; a ``§`` at the bottom
+    of the panel: over the compute budget, no value)."""
     st = method_style(method)
     if (g["h_label"] == "all").all():
-        ax.axhline(g[f"{metric}_mean"].iloc[0], color=st["color"], ls=st["ls"], lw=1.4, zorder=1)
+        value = g[f"{metric}_mean"].iloc[0]
+        if np.isnan(value):  # over the budget: nothing to draw
+            return {"budget_exceeded"} if (_status(g) == "budget_exceeded").any() else set()
+        ax.axhline(value, color=st["color"], ls=st["ls"], lw=1.4, zorder=1)
         return set()
     g = g[g["h_label"] != "all"]
     x = (shift or np.asarray)(g["h"].to_numpy(dtype=float))
@@ -413,6 +427,14 @@ def _draw_method(
     if dv.any():  # cross: the fit diverged
         ax.scatter(x[dv], mean[dv], s=40, marker="x", color="black", lw=1.5, zorder=5)
         flagged.add("diverged")
+    be = status == "budget_exceeded"
+    if be.any():  # no value: a § at the bottom of the panel, at its h
+        from matplotlib.transforms import blended_transform_factory
+
+        tr = blended_transform_factory(ax.transData, ax.transAxes)
+        for xi in x[be]:
+            ax.text(xi, 0.02, "§", transform=tr, ha="center", va="bottom", color=st["color"])
+        flagged.add("budget_exceeded")
     return flagged
 
 
@@ -564,8 +586,10 @@ def _uses_graph(method: str) -> bool:
 
 def plot_runtime(df: pd.DataFrame, base: str, path, save: Saver = save_figure):
     """Wall-clock seconds per fit of the label-free settings (mean, min–max over the fits
-    of a subset method), log x. Excludes the kNN graph (built once per data set in its
-    own job, hatched bars), data loading and the k-means evaluation."""
+    of a subset method), log x. Excludes the kNN graph (built once per data set in its own
+    job, hatched bars), data loading and the k-means evaluation. A method with a fit over
+    the compute budget: a cross-hatched bar at the longest time spent (where it was
+    stopped; a memory refusal stops at once) and a ``§ budget exceeded`` label."""
     plt = _pyplot()
     from matplotlib.patches import Patch
 
@@ -574,6 +598,10 @@ def plot_runtime(df: pd.DataFrame, base: str, path, save: Saver = save_figure):
     once = free["kind"] != "subset"
     free = pd.concat([free[~once], free[once].drop_duplicates(["method", "pid"])])
     stats = free.groupby("method")["fit_seconds"].agg(["mean", "min", "max", "size"])
+    over = (_status(free) == "budget_exceeded").groupby(free["method"]).sum()
+    stats["over"] = over.reindex(stats.index, fill_value=0)
+    # over the budget: the bar shows the time spent until the fit was stopped
+    stats.loc[stats["over"] > 0, "mean"] = stats.loc[stats["over"] > 0, "max"]
     stats = stats.sort_values("mean")
     with plt.rc_context(_RC):
         fig, ax = plt.subplots(figsize=(5.6, 0.22 * len(stats) + 1.5))
@@ -581,7 +609,9 @@ def plot_runtime(df: pd.DataFrame, base: str, path, save: Saver = save_figure):
         positive = stats["mean"][stats["mean"] > 0]
         floor = 10.0 ** np.floor(np.log10(positive.min() / 2)) if len(positive) else 1e-4
         colors = [method_style(m)["color"] for m in stats.index]
-        hatches = ["////" if _uses_graph(m) else "" for m in stats.index]
+        hatches = [
+            "xxx" if stats.loc[m, "over"] else "////" if _uses_graph(m) else "" for m in stats.index
+        ]
         bars = ax.barh(
             y,
             np.maximum(stats["mean"].to_numpy(), floor),
@@ -592,7 +622,7 @@ def plot_runtime(df: pd.DataFrame, base: str, path, save: Saver = save_figure):
         )
         for b, h in zip(bars, hatches, strict=True):
             b.set_hatch(h)
-        multi = stats["size"] > 1
+        multi = (stats["size"] > 1) & (stats["over"] == 0)
         ax.errorbar(
             stats.loc[multi, "mean"].clip(lower=floor),
             y[multi.to_numpy()],
@@ -606,10 +636,13 @@ def plot_runtime(df: pd.DataFrame, base: str, path, save: Saver = save_figure):
             capsize=2,
         )
         for yi, (_, r) in zip(y, stats.iterrows(), strict=True):
+            label = _fmt_seconds(r["mean"])
+            if r["over"]:
+                label = f"§ budget exceeded ({int(r['over'])} of {int(r['size'])} fits)"
             ax.text(
                 r["max"] * 1.15 if r["max"] > floor else floor * 1.15,
                 yi,
-                _fmt_seconds(r["mean"]),
+                label,
                 va="center",
                 fontsize=6.5,
             )
@@ -633,6 +666,15 @@ def plot_runtime(df: pd.DataFrame, base: str, path, save: Saver = save_figure):
                 facecolor="0.75", edgecolor="white", hatch="////", label="uses the cached kNN graph"
             )
         ]
+        if stats["over"].any():
+            legend.append(
+                Patch(
+                    facecolor="0.75",
+                    edgecolor="white",
+                    hatch="xxx",
+                    label="§ over the compute budget: time until stopped",
+                )
+            )
         if multi.any():
             legend.append(
                 plt.Line2D(

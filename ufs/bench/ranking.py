@@ -19,10 +19,17 @@ Per protocol (``oracle`` = label-tuned, ``label_free`` = documented defaults) an
   average ranks differ by less than ``CD`` are not significantly different. The CD
   diagram joins such groups with a bar.
 
-Missing scores: the comparison needs every method on every data set. Data sets on which a
-compared method has no score are dropped; if fewer than two data sets would remain, the
-methods missing somewhere are dropped instead. Both are reported (``dropped_datasets``,
-``dropped_methods``).
+Missing scores: the comparison needs every method on every data set.
+
+* A method whose fits on a data set exceeded the compute budget (status
+  ``budget_exceeded`` at any ``h``: it has no score there, :mod:`ufs.bench.budget`) is
+  **ranked last** on that data set, the convention of Demšar (2006)-style rank comparisons
+  for a method that fails on a data set; several such methods share the average of the
+  last ranks (the score counts as ``-inf``). The pairs are reported
+  (``budget_ranked_last``) and marked ``§``.
+* Otherwise, data sets on which a compared method has no score are dropped; if fewer than
+  two data sets would remain, the methods missing somewhere are dropped instead. Both are
+  reported (``dropped_datasets``, ``dropped_methods``).
 """
 
 from __future__ import annotations
@@ -64,7 +71,7 @@ class RankResult:
 
     protocol: str
     metric: str
-    scores: pd.DataFrame  # data sets × methods (compared ones), the per-data-set score
+    scores: pd.DataFrame  # data sets × methods (compared ones); NaN: budget exceeded
     ranks: pd.DataFrame  # data sets × methods, 1 = best
     avg_rank: pd.Series  # methods, ascending (best first)
     status: pd.DataFrame  # data sets × methods: worst fit status behind each score
@@ -77,6 +84,8 @@ class RankResult:
     groups: list[list[str]] = field(default_factory=list)
     dropped_datasets: dict[str, list[str]] = field(default_factory=dict)  # → missing methods
     dropped_methods: dict[str, list[str]] = field(default_factory=dict)  # → missing on
+    # method → data sets where its fits exceeded the compute budget: ranked last there
+    budget_ranked_last: dict[str, list[str]] = field(default_factory=dict)
     note: str = ""  # why the test is not applicable, if it is not
 
     @property
@@ -103,7 +112,8 @@ def dataset_scores(
 
     ``tables`` has the columns of ``<out>/tables/<dataset>.csv`` (``dataset``,
     ``protocol``, ``method``, ``h_label``, ``<metric>_mean``; ``status`` optional). A
-    method without rows on a data set is NaN there.
+    method without rows on a data set is NaN there, and so is one with a fit over the
+    compute budget at any ``h`` (status ``budget_exceeded``: no score on that data set).
     """
     if h_aggregate not in ("mean", "max"):
         raise ValueError(f"h_aggregate must be 'mean' or 'max'; got {h_aggregate!r}")
@@ -118,12 +128,21 @@ def dataset_scores(
         status = g["status"].agg(worst).unstack("method")
     else:
         status = pd.DataFrame("ok", index=scores.index, columns=scores.columns)
-    return scores.sort_index(axis=0).sort_index(axis=1), status.reindex_like(scores)
+    scores = scores.sort_index(axis=0).sort_index(axis=1)
+    status = status.reindex_like(scores)
+    return scores.mask(status == "budget_exceeded"), status
+
+
+def _ranked_last(scores: pd.DataFrame, status: pd.DataFrame) -> pd.DataFrame:
+    """Data sets × methods: no score because the fits exceeded the compute budget."""
+    return scores.isna() & (status.reindex_like(scores) == "budget_exceeded")
 
 
 def rank_table(scores: pd.DataFrame) -> pd.DataFrame:
-    """Ranks within each data set (row): 1 = highest score, ties averaged."""
-    ranks = np.vstack([stats.rankdata(-row) for row in scores.to_numpy(dtype=float)])
+    """Ranks within each data set (row): 1 = highest score, ties averaged; a NaN score
+    (budget exceeded) counts as ``-inf``: last, sharing the last ranks with other NaN."""
+    filled = np.nan_to_num(scores.to_numpy(dtype=float), nan=-np.inf)
+    ranks = np.vstack([stats.rankdata(-row) for row in filled])
     return pd.DataFrame(ranks, index=scores.index, columns=scores.columns)
 
 
@@ -140,13 +159,15 @@ def nemenyi_cd(k: int, n: int, alpha: float = 0.05) -> float:
 
 
 def friedman(scores: pd.DataFrame) -> tuple[float, float, float, float]:
-    """Friedman χ² and p (scipy), Iman-Davenport ``F`` and p on a data sets × methods table."""
+    """Friedman χ² and p (scipy), Iman-Davenport ``F`` and p on a data sets × methods table
+    (a NaN score, budget exceeded, counts as ``-inf``: ranked last, as in :func:`rank_table`)."""
     n, k = scores.shape
     if k < 3 or n < 2:
         raise ValueError(
             f"the Friedman test needs k >= 3 methods and N >= 2 data sets; got {k}, {n}"
         )
-    res = stats.friedmanchisquare(*(scores[c].to_numpy(dtype=float) for c in scores.columns))
+    filled = scores.astype(float).fillna(-np.inf)
+    res = stats.friedmanchisquare(*(filled[c].to_numpy() for c in filled.columns))
     chi2, p = float(res.statistic), float(res.pvalue)
     denom = n * (k - 1) - chi2
     if denom > 0:
@@ -173,10 +194,14 @@ def cliques(avg_rank: pd.Series, cd: float) -> list[list[str]]:
     return out
 
 
-def _complete_cases(scores: pd.DataFrame):
-    """Drop data sets (or, if fewer than two would remain, methods) with missing scores."""
-    scores = scores.dropna(axis=1, how="all")  # methods absent from this protocol
+def _complete_cases(scores: pd.DataFrame, ranked_last: pd.DataFrame | None = None):
+    """Drop data sets (or, if fewer than two would remain, methods) with missing scores;
+    a score missing where ``ranked_last`` is true (budget exceeded) is kept (as NaN)."""
     missing = scores.isna()
+    if ranked_last is not None:
+        missing &= ~ranked_last.reindex_like(scores).fillna(False).astype(bool)
+    present = ~missing.all(axis=0)  # the others are absent from this protocol
+    scores, missing = scores.loc[:, present], missing.loc[:, present]
     if not missing.any().any():
         return scores, {}, {}
     keep_rows = ~missing.any(axis=1)
@@ -200,8 +225,15 @@ def rank_methods(
 ) -> RankResult:
     """Average ranks, Friedman test and Nemenyi CD of one protocol and metric."""
     raw, status = dataset_scores(tables, protocol, metric, h_aggregate)
-    scores, dropped_d, dropped_m = _complete_cases(raw)
+    last = _ranked_last(raw, status)
+    scores, dropped_d, dropped_m = _complete_cases(raw, last)
     status = status.reindex(index=scores.index, columns=scores.columns) if len(raw) else status
+    last = last.reindex(index=scores.index, columns=scores.columns, fill_value=False)
+    budget_last = {
+        m: sorted(scores.index[last[m].to_numpy(dtype=bool)].tolist())
+        for m in scores.columns
+        if last[m].any()
+    }
     n, k = scores.shape
     if n == 0 or k == 0:
         return RankResult(
@@ -214,6 +246,7 @@ def rank_methods(
             alpha,
             dropped_datasets=dropped_d,
             dropped_methods=dropped_m,
+            budget_ranked_last=budget_last,
             note="no method has a score under this protocol",
         )
     ranks = rank_table(scores)
@@ -228,6 +261,7 @@ def rank_methods(
         alpha,
         dropped_datasets=dropped_d,
         dropped_methods=dropped_m,
+        budget_ranked_last=budget_last,
     )
     if k < 3 or n < 2:
         res.note = (
@@ -275,7 +309,10 @@ def overview_markdown(results: list[RankResult], figure_dir: str = "figures") ->
         "averaged over the data sets. Friedman test of the ranks; Nemenyi critical difference "
         f"CD at α = {alpha:g}: methods whose average ranks differ by less than CD are not "
         "significantly different (bars in the CD diagrams). † / ‡: at least one fit behind the "
-        "method's scores did not converge / diverged (see *Solver failures*).",
+        "method's scores did not converge / diverged (see *Solver failures*). §: the method's "
+        "fits exceeded the compute budget on some data set, where it has no score and is "
+        "ranked last (the convention of rank comparisons after Demšar 2006 for a method that "
+        "fails on a data set).",
         "",
     ]
     cols = [r for r in results if not r.avg_rank.empty]
@@ -329,6 +366,10 @@ def overview_markdown(results: list[RankResult], figure_dir: str = "figures") ->
             lines.append(f"- {what}: data set {d} dropped (no score for {', '.join(ms)}).")
         for m, ds in r.dropped_methods.items():
             lines.append(f"- {what}: method {m} dropped (no score on {', '.join(ds)}).")
+        for m, ds in r.budget_ranked_last.items():
+            lines.append(
+                f"- {what}: method {m} ranked last on {', '.join(ds)} (budget exceeded §)."
+            )
     if lines[-1] != "":
         lines.append("")
     return "\n".join(lines)
@@ -349,8 +390,12 @@ def details_markdown(results: list[RankResult]) -> str:
         ]
         for m in r.avg_rank.index:
             cells = [
-                f"{100 * r.scores.loc[d, m]:.1f}{STATUS_MARK.get(r.status.loc[d, m], '')} "
-                f"({r.ranks.loc[d, m]:g})"
+                (
+                    "budget exceeded"
+                    if np.isnan(r.scores.loc[d, m])
+                    else f"{100 * r.scores.loc[d, m]:.1f}"
+                )
+                + f"{STATUS_MARK.get(r.status.loc[d, m], '')} ({r.ranks.loc[d, m]:g})"
                 for d in r.scores.index
             ]
             lines.append(f"| {m} | {r.avg_rank[m]:.2f} | " + " | ".join(cells) + " |")
@@ -439,11 +484,13 @@ def plot_cd(result: RankResult, path: str | Path, *, dpi: int = 120) -> Path:
     else:
         sub = r.note
     marks = sorted({r.method_status(m) for m in names} & set(STATUS_MARK))
+    what = {
+        "not_converged": "some fits did not converge",
+        "diverged": "some fits diverged",
+        "budget_exceeded": "fits over the compute budget: ranked last on those data sets",
+    }
     if marks:
-        sub += "\n" + "; ".join(
-            f"{STATUS_MARK[s]} some fits {'did not converge' if s == 'not_converged' else 'diverged'}"
-            for s in marks
-        )
+        sub += "\n" + "; ".join(f"{STATUS_MARK[s]} {what[s]}" for s in marks)
     fig.suptitle(f"{title}\n{sub}", fontsize=9, y=0.995, va="top")
     write_with(path, lambda p: fig.savefig(p, dpi=dpi, format="png", **tight))
     plt.close(fig)

@@ -10,9 +10,9 @@ import numpy as np
 __all__ = ["FIT_STATUSES", "STATUS_MARK", "fit_label", "fit_status", "worst"]
 
 #: Per-fit solver status, worst first (:func:`fit_status`).
-FIT_STATUSES = ("diverged", "not_converged", "fixed_budget", "ok")
+FIT_STATUSES = ("budget_exceeded", "diverged", "not_converged", "fixed_budget", "ok")
 #: marks of a table cell, figure point or rank behind which a fit failed
-STATUS_MARK = {"not_converged": "†", "diverged": "‡"}
+STATUS_MARK = {"not_converged": "†", "diverged": "‡", "budget_exceeded": "§"}
 
 
 def worst(statuses) -> str:
@@ -37,6 +37,9 @@ def fit_status(
 ) -> str:
     """The status of one fit, from the facts a fit records (one definition for the package).
 
+    * ``"budget_exceeded"``: the fit was stopped over its CPU-time budget, refused for
+      memory, or skipped after an earlier ``h`` went over (``fit_info["budget_exceeded"]``,
+      :mod:`ufs.bench.budget`); it has no result;
     * ``"diverged"``: the estimator set ``diverged_`` (it stopped on overflow and kept the
       last finite iterate), its objective curve holds a non-finite value, or NumPy warned
       of an overflow during the fit;
@@ -49,6 +52,8 @@ def fit_status(
     ``fit_info``: the fitted scalar attributes (``converged``, ``diverged``, …);
     ``objective``: ``objective_`` per iteration; ``warnings``: ``"Category: message"``.
     """
+    if fit_info.get("budget_exceeded"):
+        return "budget_exceeded"
     curve = None
     if objective is not None:
         # JSON stores non-finite values as None / "inf" / "-inf"

@@ -19,12 +19,13 @@ import scipy.sparse as sp
 from ..base import ConstantFeaturesWarning
 from ..datasets import load_dataset
 from ..datasets.user_files import load_user_file
-from ..evaluation import evaluate_clustering
+from ..evaluation import METRICS, evaluate_clustering
 from ..graph import knn_graph
 from ..preprocessing import input_matrix
 from ..preprocessing import standardize as zscore
 from ..registry import get_method, make_estimator, source_hash
 from ..validation import check_data, check_labels
+from .budget import BUDGET_ERRORS, FitBudgetExceeded, budget_reason, fit_budget
 from .io import atomic_path, read_json, write_json, write_npz
 from .status import FIT_STATUSES, fit_label, fit_status
 
@@ -161,47 +162,93 @@ def _scalar_attributes(est) -> dict[str, Any]:
 def _log_fit(method: str, pid: str, params: dict[str, Any], h, seconds: float, est, fact):
     """One progress line per fit on stderr (the job's log, see ``workflow/scripts/_job.py``):
     method, setting, h, seconds, iterations and the status of :func:`fit_status`, from the
-    fit's recorded facts ``fact`` (``fit_info``, ``warnings``) and the fitted ``est``."""
+    fit's recorded facts ``fact`` (``fit_info``, ``warnings``) and the fitted ``est``
+    (``None`` for a fit skipped for the budget); a budget exceeded adds its reason."""
     info = fact["fit_info"]
     status = fit_status(
         info,
         getattr(est, "objective_", None),
         fact["warnings"],
-        fixed_budget=_runs_fixed_budget(est),
+        fixed_budget=est is not None and _runs_fixed_budget(est),
     )
     iters = f" n_iter={info['n_iter']}" if "n_iter" in info else ""
+    why = f" ({fact['budget_reason']})" if fact.get("budget_exceeded") else ""
     print(
         f"fit {method} setting={pid} {params} h={'all' if h is None else h}: "
-        f"{seconds:.3f} s{iters} status={status}",
+        f"{seconds:.3f} s{iters} status={status}{why}",
         file=sys.stderr,
         flush=True,
     )
 
 
+def _budget_fact(h, seconds: float, reason: str, warnings_=()) -> dict[str, Any]:
+    """The recorded facts of a fit stopped (or skipped) for the compute budget."""
+    return {
+        "h": h,
+        "fit_seconds": seconds,
+        "fit_info": {"budget_exceeded": True},
+        "warnings": sorted(warnings_),
+        "budget_exceeded": True,
+        "budget_reason": reason,
+    }
+
+
+SKIPPED_REASON = "skipped: an earlier h of this setting exceeded the budget"
+
+
 def _fit_task(
-    d: dict[str, Any], graph, method: str, params: dict[str, Any], hs, seed: int, pid: str = ""
+    d: dict[str, Any],
+    graph,
+    method: str,
+    params: dict[str, Any],
+    hs,
+    seed: int,
+    pid: str = "",
+    budget: float | None = None,
 ):
     """Fit one method for each ``h`` in ``hs``; return (arrays by label, facts by label).
 
     Ranking and full methods are fitted once (``hs == [None]``, label ``rank``/``all``);
     subset methods once per ``h`` (label ``h<h>``). Each fit logs one line (:func:`_log_fit`).
+
+    Each fit runs under the CPU-time ``budget`` (:func:`ufs.bench.budget.fit_budget`). A fit
+    over it, or refused for memory (``MemoryError``), stores no arrays; its facts say
+    ``budget_exceeded`` with a ``budget_reason``. Once an ``h`` exceeded the *time* budget
+    the remaining ``h`` of the task are recorded as exceeded without fitting.
     """
     k = int(d["y"].max()) + 1
     kind = get_method(method).kind
     arrays: dict[str, np.ndarray] = {}
     fits: dict[str, Any] = {}
+    skip = ""
     for h in hs:
+        label = fit_label(kind, h)
+        if skip:
+            fits[label] = _budget_fact(h, 0.0, skip)
+            _log_fit(method, pid, params, h, 0.0, None, fits[label])
+            continue
         est = make_estimator(
             method, params, n_features_to_select=h or 1, n_clusters=k, random_state=seed
         )
-        label = fit_label(kind, h)
         X = input_matrix(est.input_space, d["X_raw"], d["X"])
         t0 = time.perf_counter()
+        exceeded: BaseException | None = None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             warnings.simplefilter("ignore", ConstantFeaturesWarning)  # reported by `standardize`
-            est.fit(X, graph=graph) if graph is not None else est.fit(X)
+            try:
+                with fit_budget(budget):
+                    est.fit(X, graph=graph) if graph is not None else est.fit(X)
+            except BUDGET_ERRORS as exc:
+                exceeded = exc
         seconds = time.perf_counter() - t0
+        if exceeded is not None:
+            caught_ = {f"{w.category.__name__}: {w.message}" for w in caught}
+            fits[label] = _budget_fact(h, seconds, budget_reason(exceeded), caught_)
+            _log_fit(method, pid, params, h, seconds, est, fits[label])
+            if isinstance(exceeded, FitBudgetExceeded):
+                skip = f"{SKIPPED_REASON} (h={h}: {fits[label]['budget_reason']})"
+            continue
         arrays[f"{label}|selected"] = np.asarray(est.selected_features_, dtype=np.int64)
         if hasattr(est, "feature_order_"):
             arrays[f"{label}|feature_order"] = np.asarray(est.feature_order_, dtype=np.int64)
@@ -226,12 +273,16 @@ def fit(
     *,
     graphs: dict[str, str] | None = None,
     seed: int = 0,
+    budget_seconds: float | None = None,
 ) -> None:
     """Fit a chunk of tasks on one dataset and store every result in one npz + json.
 
     Each task is ``{"method", "pid", "params", "hkey", "hs", "graph_id"}``; arrays are
     stored under ``<method>|<pid>|<label>|<name>`` (``selected``, ``feature_order``,
-    ``scores``, ``objective``); per-fit facts in ``info["tasks"]``.
+    ``scores``, ``objective``); per-fit facts in ``info["tasks"]``. Each single fit runs
+    under ``budget_seconds`` of CPU time (``None``/0: none; config
+    ``jobs.fit_budget_seconds``); a fit over it, or refused for memory, is recorded as
+    ``budget_exceeded`` (no arrays) and the rest of the chunk goes on (:func:`_fit_task`).
     """
     d = load_data(data)
     graphs = graphs or {}
@@ -251,6 +302,7 @@ def fit(
                 t["hs"],
                 seed,
                 pid=t["pid"],
+                budget=budget_seconds,
             )
         except Exception as exc:  # name the failing task; nothing of this chunk is written
             raise RuntimeError(
@@ -266,6 +318,7 @@ def fit(
                 "seed": seed,
                 "fits": fits,
                 "code_version": source_hash(t["method"]),
+                "budget_seconds": budget_seconds,
             }
         )
     write_npz(out, **arrays)
@@ -297,6 +350,27 @@ def _runs_fixed_budget(est) -> bool:
     )
 
 
+def _budget_row(X, truth, h, fit) -> dict[str, Any]:
+    """The evaluation row of a fit over the compute budget: no selection, NaN metrics
+    (``per_restart`` lists empty: no k-means run), status ``budget_exceeded``."""
+    row = {
+        "h": int(X.shape[1]) if h is None else h,
+        "h_label": "all" if h is None else str(h),
+        **{f"{m}_{s}": float("nan") for m in METRICS for s in ("mean", "std")},
+        "per_restart": {m: [] for m in METRICS},
+        "fit_seconds": fit["fit_seconds"],
+        "fit_info": fit["fit_info"],
+        "fit_warnings": fit["warnings"],
+        "fit_status": "budget_exceeded",
+        "budget_reason": fit.get("budget_reason", ""),
+        "selected": [],
+        "objective_curve": None,
+    }
+    if truth is not None:
+        row["tp"] = row["cp"] = None
+    return row
+
+
 def _evaluate_task(X, y, truth, arrays, rec, *, restarts, nmi_average, seed):
     kind = rec["kind"]
     prefix = f"{rec['method']}|{rec['pid']}|"
@@ -305,6 +379,9 @@ def _evaluate_task(X, y, truth, arrays, rec, *, restarts, nmi_average, seed):
     t_eval = 0.0
     for h in rec["eval_hs"]:
         label = fit_label(kind, h)
+        if rec["fits"][label].get("budget_exceeded"):
+            rows.append(_budget_row(X, truth, h, rec["fits"][label]))
+            continue
         if kind == "ranking":
             selected = arrays[f"{prefix}{label}|feature_order"][:h]
         else:
@@ -352,8 +429,10 @@ def evaluate(
     """k-means evaluation of every task of a chunk, for every ``h`` it covers.
 
     Ranking results are sliced to each dataset ``h``; subset results are read per ``h``;
-    a ``full`` result is evaluated once. ``meta[(method, pid)]``-style facts (protocol
-    membership, parameters) come in ``meta["settings"]`` keyed ``"<method>|<pid>"``.
+    a ``full`` result is evaluated once. A fit over the compute budget gives rows with NaN
+    metrics, ``selected: []``, ``fit_status: "budget_exceeded"`` and its ``budget_reason``.
+    ``meta[(method, pid)]``-style facts (protocol membership, parameters) come in
+    ``meta["settings"]`` keyed ``"<method>|<pid>"``.
     """
     d = load_data(data)
     X, y = d["X"], d["y"]
@@ -385,6 +464,7 @@ def evaluate(
                 "kmeans_seconds": t_eval,
                 "fit_seconds_total": sum(v["fit_seconds"] for v in rec["fits"].values()),
                 "code_version": rec["code_version"],
+                "budget_seconds": rec.get("budget_seconds"),
                 "results": rows,
             }
         )

@@ -12,6 +12,8 @@ rule fit:
         graphs=chunk_graphs,
         seed=lambda w: PLAN.instances[w.dataset].seed,
         code=chunk_code,
+        # CPU seconds per single fit (ufs.bench.budget); over it the fit is budget_exceeded
+        budget=(config.get("jobs") or {}).get("fit_budget_seconds", 600),
     log:
         f"{OUT}/logs/fit/{{dataset}}/{{chunk}}.log",
     benchmark:

@@ -13,4 +13,5 @@ fit(
     sm.output.info,
     graphs=dict(sm.params.graphs),
     seed=sm.params.seed,
+    budget_seconds=sm.params.budget,
 )

@@ -1,0 +1,155 @@
+"""Pipeline overhead of a workflow run (issue 15): the share of all job CPU spent outside
+the methods and k-means, counting every job.
+
+    python benchmarks/pipeline_overhead.py [--cores 2] [--configfile CONFIG] [--workdir DIR]
+                                           [--json out.json] [-- <snakemake arguments>]
+
+It runs ``snakemake --cores N`` on the config (default: the repository's default config) in
+a fresh output directory, inside a small wrapper process that reports, when Snakemake exits,
+
+* ``jobs_cpu``: the CPU time (user + system) of every job — every process Snakemake
+  started and waited for (``getrusage(RUSAGE_CHILDREN)`` of the wrapper), whatever the rule:
+  download, standardize, graph, fit, evaluate, track, mlflow_init, aggregate, summary;
+* ``scheduler_cpu``: the Snakemake main process itself (DAG, planning, scheduling).
+
+From the run's evaluation files: ``method`` = the fits' own time (``fit_seconds``: the
+``est.fit`` calls) plus kNN-graph construction (``graph_seconds`` of a fit job that builds
+its graph, or the graph jobs' benchmark time) — a graph is a step of the methods that use
+it — and ``kmeans`` = the k-means evaluation (``kmeans_seconds``). Then
+
+    outside share (jobs)       = 1 - (method + kmeans) / jobs_cpu
+    outside share (with Snakemake's own process) = 1 - (method + kmeans) / (jobs_cpu + scheduler_cpu)
+
+Fit and k-means times are wall clocks inside single-threaded jobs: on a loaded machine
+they grow with the waiting and flatter the share, so run it on an idle machine (``uptime``
+is printed before and after). Also printed: the wall time of the run, the jobs per rule
+and the CPU per rule (from ``/proc``-free accounting: each job script's own
+``getrusage(RUSAGE_SELF)`` is not available, so per rule it reports Snakemake's benchmark
+files where the rule has them — sampled, indicative only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Runs Snakemake in this process and prints its own and its children's CPU as JSON.
+WRAPPER = r"""
+import json, resource, sys
+from snakemake.cli import main
+code = 0
+try:
+    main(sys.argv[2:])
+except SystemExit as exc:
+    code = exc.code or 0
+s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+with open(sys.argv[1], "w") as f:
+    json.dump({"scheduler_cpu": s.ru_utime + s.ru_stime, "jobs_cpu": c.ru_utime + c.ru_stime,
+               "exit": code}, f)
+sys.exit(code)
+"""
+
+
+def _load() -> str:
+    return open("/proc/loadavg").read().split()[0] if os.path.exists("/proc/loadavg") else "?"
+
+
+def _method_and_kmeans(out: Path) -> dict[str, float]:
+    fit = graph = kmeans = 0.0
+    n_fits = 0
+    for path in glob.glob(str(out / "evaluations" / "*" / "*.json")):
+        for ev in json.loads(Path(path).read_text())["evaluations"]:
+            kmeans += ev["kmeans_seconds"]
+            fit += ev["fit_seconds_total"]
+            n_fits += 1
+    for path in glob.glob(str(out / "fits" / "*" / "*.json")):
+        graph += sum(json.loads(Path(path).read_text()).get("graph_seconds", {}).values())
+    for path in glob.glob(str(out / "benchmarks" / "graph" / "*" / "*.tsv")):
+        graph += float(Path(path).read_text().splitlines()[1].split("\t")[0])
+    return {"fit_seconds": fit, "graph_seconds": graph, "kmeans_seconds": kmeans, "tasks": n_fits}
+
+
+def _jobs_per_rule(log: str) -> dict[str, int]:
+    counts = collections.Counter(re.findall(r"^(?:local)?rule (\w+):", log, flags=re.M))
+    return dict(sorted(counts.items()))
+
+
+def run(cores: int, configfile: str | None, workdir: Path, extra: list[str]) -> dict:
+    out = workdir / "results"
+    stats = workdir / "rusage.json"
+    cmd = [sys.executable, "-c", WRAPPER, str(stats), "--snakefile", str(REPO / "Snakefile")]
+    cmd += ["--directory", str(REPO), "--cores", str(cores)]
+    if configfile:
+        cmd += ["--configfile", configfile]
+    cmd += ["--config", f"output_dir={out}", f"resources_dir={workdir / 'resources'}", *extra]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    load_before = _load()
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    log = proc.stdout + proc.stderr
+    (workdir / "snakemake.log").write_text(log)
+    if proc.returncode != 0:
+        raise SystemExit(f"snakemake failed ({proc.returncode}); log: {workdir / 'snakemake.log'}")
+    usage = json.loads(stats.read_text())
+    work = _method_and_kmeans(out)
+    useful = work["fit_seconds"] + work["graph_seconds"] + work["kmeans_seconds"]
+    jobs = _jobs_per_rule(log)
+    return {
+        "wall_seconds": wall,
+        "jobs": sum(jobs.values()),
+        "jobs_per_rule": jobs,
+        **usage,
+        **work,
+        "outside_share_jobs": 1.0 - useful / usage["jobs_cpu"],
+        "outside_share_all": 1.0 - useful / (usage["jobs_cpu"] + usage["scheduler_cpu"]),
+        "load_before": load_before,
+        "load_after": _load(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = argv[argv.index("--") + 1 :] if "--" in argv else []
+    argv = argv[: argv.index("--")] if "--" in argv else argv
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--configfile", default=None)
+    ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args(argv)
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ufs-overhead-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    if (workdir / "results").exists():
+        raise SystemExit(f"{workdir / 'results'} exists: give a fresh --workdir")
+    r = run(args.cores, args.configfile, workdir, extra)
+    print(f"load average before / after: {r['load_before']} / {r['load_after']}")
+    print(f"wall {r['wall_seconds']:.1f} s, {r['jobs']} jobs: {r['jobs_per_rule']}")
+    print(f"jobs CPU {r['jobs_cpu']:.1f} s, Snakemake main process {r['scheduler_cpu']:.1f} s")
+    print(
+        f"methods: fits {r['fit_seconds']:.1f} s + kNN graphs {r['graph_seconds']:.1f} s; "
+        f"k-means {r['kmeans_seconds']:.1f} s"
+    )
+    print(
+        f"outside methods and k-means: {100 * r['outside_share_jobs']:.1f} % of job CPU, "
+        f"{100 * r['outside_share_all']:.1f} % with Snakemake's own process"
+    )
+    path = args.json or workdir / "pipeline_overhead.json"
+    path.write_text(json.dumps(r, indent=1))
+    print(f"written: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

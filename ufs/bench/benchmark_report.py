@@ -1,0 +1,874 @@
+"""``ufs benchmark-report``: ``docs/benchmark.md`` from a benchmark run's results.
+
+Reads what the workflow wrote under the results directory (``tables/<dataset>.csv``,
+``evaluations/<instance>/<chunk>.json``, ``benchmarks/<step>/**.tsv``, ``data/<instance>.json``)
+and the experiment config, and writes one markdown report: scope, the parameter
+protocols, average ranks across data sets with the Friedman test and CD diagrams
+(:mod:`ufs.bench.ranking`), the best method per data set, the label-free scores, the gap
+between label-tuned and label-free parameters, run time and failures.
+
+Works on partial results: only the data sets with a ``tables/<dataset>.csv`` are
+reported, and the report says which of the config's data sets are missing. Nothing is
+hard-coded: every number comes from the files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import ranking
+from .io import read_json, write_text
+from .status import STATUS_MARK, fit_label
+
+__all__ = [
+    "NoResultsError",
+    "Run",
+    "load_run",
+    "benchmark_report",
+    "scope_line",
+    "SCOPE_PREFIX",
+]
+
+SCOPE_PREFIX = "**Scope:** "
+REFERENCE = "all_features"  # the all-features reference: shown beside, never "best"
+TITLES = {"label_free": "label-free", "oracle": "label-tuned"}
+BUDGET = "budget_exceeded"
+FAILURES = ("not_converged", "diverged", BUDGET)
+_REPLICATE_SEP = "-r"  # ufs.bench.config.REPLICATE_SEP: <dataset>-r<i> instances
+_BUDGET_RE = re.compile(r"over ([0-9.eE+]+) CPU-s")
+
+
+class NoResultsError(FileNotFoundError):
+    """The results directory holds no per-data-set table."""
+
+
+@dataclass
+class Run:
+    """What a benchmark results directory holds (the data sets with a table)."""
+
+    results_dir: Path
+    config: dict[str, Any]
+    tables: pd.DataFrame  # the concatenated tables/<dataset>.csv
+    datasets: list[str]  # with a table: config order, then others sorted
+    missing: list[str]  # in the config, without a table
+    fits: pd.DataFrame  # one row per fit (see :func:`read_fits`)
+    compute: pd.DataFrame  # per workflow step: jobs, cpu_time, s (benchmark TSVs)
+    shapes: dict[str, tuple[Any, Any, Any]]  # dataset -> (n, p, classes)
+
+    @property
+    def protocols(self) -> list[str]:
+        present = set(self.tables["protocol"])
+        return [p for p in ("label_free", "oracle") if p in present]
+
+    @property
+    def methods(self) -> list[str]:
+        return sorted(self.tables["method"].unique())
+
+
+# -- reading ---------------------------------------------------------------------------
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    """The experiment config (YAML) as a dict."""
+    import yaml
+
+    return yaml.safe_load(Path(path).read_text()) or {}
+
+
+def read_tables(results_dir: Path) -> pd.DataFrame:
+    """All ``tables/<dataset>.csv`` concatenated; :class:`NoResultsError` if none."""
+    csvs = sorted((results_dir / "tables").glob("*.csv"))
+    if not csvs:
+        raise NoResultsError(f"no per-data-set tables under {results_dir / 'tables'}")
+    return pd.concat([pd.read_csv(f) for f in csvs], ignore_index=True)
+
+
+def _status_of(ev: dict[str, Any], row: dict[str, Any], cache: dict) -> str:
+    """The row's recorded ``fit_status`` (older files: computed as the aggregate step does)."""
+    if "fit_status" in row:
+        return row["fit_status"]
+    from .aggregate import _row_status
+
+    return _row_status(ev, row, cache)
+
+
+def _instance_base(instance: str, datasets: set[str]) -> str | None:
+    if instance in datasets:
+        return instance
+    base = instance.rsplit(_REPLICATE_SEP, 1)[0]
+    return base if base in datasets else None
+
+
+def read_fits(results_dir: Path, datasets: list[str]) -> pd.DataFrame:
+    """One row per fit of the given data sets (a ranking fit serves every h; replicates
+    are separate fits): ``dataset``, ``instance``, ``method``, ``pid``, ``fit``,
+    ``label_free``, ``in_grid``, ``status``, ``fit_seconds``, ``budget_reason``,
+    ``budget_seconds`` (recorded, if any) and ``restarts``."""
+    wanted = set(datasets)
+    seen: dict[tuple, dict[str, Any]] = {}
+    cache: dict = {}
+    for folder in sorted((results_dir / "evaluations").glob("*")):
+        base = _instance_base(folder.name, wanted)
+        if base is None:
+            continue
+        for path in sorted(folder.glob("*.json")):
+            for ev in read_json(path)["evaluations"]:
+                _add_fits(ev, base, seen, cache)
+    cols = [
+        "dataset",
+        "instance",
+        "method",
+        "pid",
+        "fit",
+        "label_free",
+        "in_grid",
+        "status",
+        "fit_seconds",
+        "budget_reason",
+        "budget_seconds",
+        "restarts",
+    ]
+    return pd.DataFrame.from_records(list(seen.values()), columns=cols)
+
+
+def _add_fits(ev: dict[str, Any], base: str, seen: dict, cache: dict) -> None:
+    recorded = ev.get("fit_budget_seconds", ev.get("budget_seconds"))
+    for row in ev["results"]:
+        key = (ev["dataset"], ev["method"], ev["pid"], fit_label(ev["kind"], row["h"]))
+        if key in seen:
+            continue
+        info = row.get("fit_info") or {}
+        seen[key] = {
+            "dataset": ev.get("dataset_base", base),
+            "instance": ev["dataset"],
+            "method": ev["method"],
+            "pid": ev["pid"],
+            "fit": key[-1],
+            "label_free": bool(ev["label_free"]),
+            "in_grid": bool(ev["in_grid"]),
+            "status": _status_of(ev, row, cache),
+            "fit_seconds": float(row.get("fit_seconds") or 0.0),
+            "budget_reason": row.get("budget_reason", ""),
+            "budget_seconds": info.get("budget_seconds", recorded),
+            "restarts": ev.get("restarts"),
+        }
+
+
+def _column_sum(t: pd.DataFrame, col: str) -> float:
+    return float(pd.to_numeric(t[col], errors="coerce").sum()) if col in t else 0.0
+
+
+def read_compute(results_dir: Path) -> pd.DataFrame:
+    """Per workflow step (``benchmarks/<step>/...tsv``): jobs, summed ``cpu_time`` and
+    ``s`` (seconds); a value Snakemake could not measure (``NA``) counts as 0."""
+    rows = []
+    root = results_dir / "benchmarks"
+    for tsv in sorted(root.rglob("*.tsv")):
+        t = pd.read_csv(tsv, sep="\t")
+        rows.append(
+            {
+                "step": tsv.relative_to(root).parts[0] if tsv.parent != root else "other",
+                "jobs": 1,
+                "cpu_time": _column_sum(t, "cpu_time"),
+                "s": _column_sum(t, "s"),
+            }
+        )
+    if not rows:
+        return pd.DataFrame(columns=["jobs", "cpu_time", "s"], index=pd.Index([], name="step"))
+    return pd.DataFrame(rows).groupby("step")[["jobs", "cpu_time", "s"]].sum()
+
+
+def dataset_shape(results_dir: Path, dataset: str, tables: pd.DataFrame) -> tuple:
+    """(n, p, classes) from ``data/<dataset>.json`` (or its first replicate), else the
+    data set registry, else p from the all-features row; unknown values are ``None``."""
+    for path in [results_dir / "data" / f"{dataset}.json"] + sorted(
+        (results_dir / "data").glob(f"{dataset}-r*.json")
+    ):
+        if path.exists():
+            d = read_json(path)
+            return d.get("n_samples"), d.get("n_features"), d.get("n_classes")
+    try:
+        from ..datasets import get_dataset
+
+        spec = get_dataset(dataset)
+        return spec.n_samples, spec.n_features, spec.n_classes
+    except Exception:  # not a registered data set (a user file, say)
+        full = tables[(tables["dataset"] == dataset) & (tables["h_label"].astype(str) == "all")]
+        return None, (int(full["h"].iloc[0]) if len(full) else None), None
+
+
+def load_run(results_dir: str | Path, config_path: str | Path) -> Run:
+    """Read everything the report needs from ``results_dir`` and the config."""
+    results_dir = Path(results_dir)
+    config = load_config(config_path)
+    tables = read_tables(results_dir)
+    configured = list((config.get("datasets") or {}).keys())
+    present = set(tables["dataset"].astype(str))
+    datasets = [d for d in configured if d in present] + sorted(present - set(configured))
+    return Run(
+        results_dir=results_dir,
+        config=config,
+        tables=tables,
+        datasets=datasets,
+        missing=[d for d in configured if d not in present],
+        fits=read_fits(results_dir, datasets),
+        compute=read_compute(results_dir),
+        shapes={d: dataset_shape(results_dir, d, tables) for d in datasets},
+    )
+
+
+# -- formatting helpers ----------------------------------------------------------------
+
+
+def _code(names) -> str:
+    return ", ".join(f"`{n}`" for n in names)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _pct(x: float) -> str:
+    return "–" if pd.isna(x) else f"{100 * x:.1f}"
+
+
+def _pp(x: float) -> str:
+    return "–" if pd.isna(x) else f"{100 * x:+.1f}"
+
+
+def _secs(x: float) -> str:
+    if pd.isna(x):
+        return "–"
+    return f"{x:.2f}" if x < 10 else (f"{x:.1f}" if x < 1000 else f"{x:.0f}")
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return "n/a"
+    return f"{p:.2g}" if p >= 1e-3 else f"{p:.1e}"
+
+
+def _mark(status: Any) -> str:
+    return STATUS_MARK.get(status, "") if isinstance(status, str) else ""
+
+
+def _num(x: float) -> str:
+    return f"{x:g}" if float(x) != int(x) else str(int(x))
+
+
+def _shape(run: Run, d: str) -> str:
+    n, p, k = ("?" if v is None else str(v) for v in run.shapes.get(d, (None, None, None)))
+    return f"{n} × {p}, {k}"
+
+
+def _table(header: list[str], rows: list[list[str]], right: set[int] = frozenset()) -> list[str]:
+    """A markdown table; columns in ``right`` right-aligned."""
+    align = ["---:" if i in right else "---" for i in range(len(header))]
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out + [""]
+
+
+# -- scope -----------------------------------------------------------------------------
+
+
+def h_rule(config: dict[str, Any]) -> str:
+    """The h grid of the config's data sets, in words (one rule, or one per group)."""
+    groups: dict[str, list[str]] = {}
+    for name, entry in (config.get("datasets") or {}).items():
+        groups.setdefault(_h_spec_text((entry or {}).get("h")), []).append(name)
+    if len(groups) == 1:
+        return next(iter(groups))
+    return "; ".join(f"{rule} ({', '.join(names)})" for rule, names in groups.items())
+
+
+def _h_spec_text(spec: Any) -> str:
+    if isinstance(spec, dict):
+        pct = ", ".join(_num(v) for v in spec.get("percent", []))
+        lo, hi = spec.get("min", 1), spec.get("max")
+        clip = f"[{lo}, {hi}]" if hi is not None else f"≥ {lo}"
+        return f"h = round(p × {{{pct}}} %) clipped to {clip} and below p"
+    if spec:
+        return "h ∈ {" + ", ".join(str(v) for v in spec) + "}"
+    return "h not set"
+
+
+def _schema_budget() -> float | None:
+    """The schema's default ``jobs.fit_budget_seconds`` (when the config leaves it out)."""
+    schema = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+    try:
+        s = load_config(schema)
+        return s["properties"]["jobs"]["properties"]["fit_budget_seconds"]["default"]
+    except Exception:
+        return None
+
+
+def budget_text(run: Run) -> str:
+    """The per-fit budget: the one recorded in the results if any, else the config's."""
+    recorded = set()
+    if len(run.fits):
+        recorded = {float(v) for v in run.fits["budget_seconds"].dropna()}
+        for reason in run.fits["budget_reason"].dropna():
+            m = _BUDGET_RE.search(str(reason))
+            if m:
+                recorded.add(float(m.group(1)))
+    if recorded:
+        vals = " / ".join(f"{_num(v)} CPU-s" for v in sorted(recorded))
+        return f"per-fit budget {vals} (recorded in the results)"
+    value = (run.config.get("jobs") or {}).get("fit_budget_seconds")
+    source = "from the config"
+    if value is None:
+        value, source = _schema_budget(), "the schema default"
+    if value is None:
+        return "per-fit budget: none recorded or configured"
+    return f"per-fit budget {_num(value)} CPU-s ({source}; none recorded in the results)"
+
+
+def restarts_text(run: Run) -> str:
+    configured = (run.config.get("evaluation") or {}).get("restarts", 20)
+    recorded = sorted({int(r) for r in run.fits["restarts"].dropna()}) if len(run.fits) else []
+    if not recorded:
+        return f"{configured} k-means restarts (config)"
+    text = "/".join(str(r) for r in recorded) + " k-means restarts"
+    return text if recorded == [configured] else text + f" (config: {configured})"
+
+
+def git_commit() -> str | None:
+    """``git rev-parse --short HEAD`` of the repository holding this package, if any."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def _protocols_text(run: Run) -> str:
+    n = run.tables.groupby("protocol")["dataset"].nunique()
+    lf = "label-free (primary)"
+    if "oracle" not in n:
+        return f"protocols {lf}; label-tuned not run"
+    tuned = "label-tuned (secondary)"
+    if n["oracle"] < len(run.datasets):
+        tuned += f" on {n['oracle']} of the {len(run.datasets)} data sets"
+    if "label_free" not in n:
+        return f"protocols {tuned}; label-free not run"
+    return f"protocols {lf} and {tuned}"
+
+
+def _compute_text(compute: pd.DataFrame) -> str:
+    if compute.empty:
+        return "compute used: no benchmark files"
+    cpu, wall, jobs = compute["cpu_time"].sum(), compute["s"].sum(), int(compute["jobs"].sum())
+    return f"compute used {cpu / 3600:.2f} CPU-h / {wall / 3600:.2f} wall-h over {jobs} jobs"
+
+
+def scope_line(run: Run) -> str:
+    """The one-line scope of the report (also printed by the CLI)."""
+    configured = run.config.get("datasets") or {}
+    m, n = len(configured), sum(d in configured for d in run.datasets)
+    parts = [f"data sets with results {n} of the config's {m}"]
+    if run.missing:
+        parts[0] += f" (missing: {', '.join(run.missing)})"
+    extra = [d for d in run.datasets if d not in configured]
+    if extra:
+        parts[0] += f", plus {len(extra)} not in the config ({', '.join(extra)})"
+    parts += [
+        f"methods {len(run.methods)}",
+        _protocols_text(run),
+        h_rule(run.config),
+        restarts_text(run),
+        budget_text(run),
+        _compute_text(run.compute),
+    ]
+    commit = git_commit()
+    if commit:
+        parts.append(f"commit `{commit}`")
+    return SCOPE_PREFIX + "; ".join(parts) + "."
+
+
+def _scope_section(run: Run) -> list[str]:
+    lines = [scope_line(run), ""]
+    if run.missing:
+        lines += [
+            f"*Partial results*: {_plural(len(run.missing), 'data set')} of the config's "
+            f"{len(run.config.get('datasets') or {})} without a table yet; every comparison "
+            "below covers only the data sets listed in it.",
+            "",
+        ]
+    configured = set(run.config.get("methods") or {})
+    absent = sorted(configured - set(run.methods))
+    if absent:
+        lines += [f"Methods of the config without results: {_code(absent)}.", ""]
+    if not run.compute.empty:
+        rows = [
+            [
+                f"`{step}`",
+                str(int(r["jobs"])),
+                f"{r['cpu_time'] / 3600:.3f}",
+                f"{r['s'] / 3600:.3f}",
+            ]
+            for step, r in run.compute.iterrows()
+        ]
+        lines += ["Compute per workflow step (Snakemake benchmark files):", ""]
+        lines += _table(["step", "jobs", "CPU-h", "wall-h"], rows, right={1, 2, 3})
+    return lines
+
+
+# -- sections --------------------------------------------------------------------------
+
+
+def _protocol_section() -> list[str]:
+    return [
+        "## How parameters were chosen",
+        "",
+        "- **label-free** (primary): each method's documented default parameters "
+        "(`ufs methods`); no labels are used before the evaluation. These are the "
+        "unsupervised results.",
+        "- **label-tuned** (secondary): for each method and h, the best setting of its "
+        "registered grid by mean ACC. This **uses the labels** (as the papers do): an upper "
+        "bound on what the method can do, not an unsupervised result.",
+        "",
+    ]
+
+
+def _ordered(results: list[ranking.RankResult]) -> list[ranking.RankResult]:
+    """Label-free first, then label-tuned; ACC before NMI; protocols without scores dropped."""
+    key = {("label_free", "acc"): 0, ("label_free", "nmi"): 1, ("oracle", "acc"): 2}
+    kept = [r for r in results if not r.avg_rank.empty]
+    return sorted(kept, key=lambda r: key.get((r.protocol, r.metric), 3))
+
+
+def cd_path(img_dir: Path, protocol: str, metric: str) -> Path:
+    return img_dir / f"benchmark_cd_{protocol}_{metric}.png"
+
+
+def _rank_rows(results: list[ranking.RankResult]) -> list[list[str]]:
+    methods = sorted({m for r in results for m in r.avg_rank.index})
+    first = results[0].avg_rank
+    methods.sort(key=lambda m: (first.get(m, np.inf), m))
+    rows = []
+    for m in methods:
+        cells = [
+            f"{r.avg_rank[m]:.2f}{_mark(r.method_status(m))}" if m in r.avg_rank else "–"
+            for r in results
+        ]
+        rows.append([f"`{m}`"] + cells)
+    return rows
+
+
+def _stats_rows(results: list[ranking.RankResult], figures: dict) -> list[list[str]]:
+    rows = []
+    for r in results:
+        if r.applicable:
+            cells = [
+                f"{r.statistic:.2f}",
+                _p(r.pvalue),
+                f"{r.iman_davenport:.2f}",
+                _p(r.iman_davenport_p),
+                f"{r.cd:.2f}",
+            ]
+        else:
+            cells = ["n/a"] * 5
+        fig = figures.get((r.protocol, r.metric))
+        link = f"[diagram]({fig})" if fig else "–"
+        rows.append([TITLES[r.protocol], r.metric.upper(), str(r.k), str(r.n)] + cells + [link])
+    return rows
+
+
+def _last_text(last: dict[str, Any]) -> str:
+    """``RankResult.budget_ranked_last`` (method → data sets) in words."""
+    return "; ".join(
+        f"`{m}` on {', '.join(map(str, ds)) if isinstance(ds, list | tuple | set) else ds}"
+        for m, ds in last.items()
+    )
+
+
+def _rank_notes(results: list[ranking.RankResult]) -> list[str]:
+    lines = []
+    for r in results:
+        what = f"{TITLES[r.protocol]} {r.metric.upper()}"
+        if r.note:
+            lines.append(f"- {what}: {r.note}.")
+        for d, ms in r.dropped_datasets.items():
+            lines.append(f"- {what}: data set {d} dropped (no score for {_code(ms)}).")
+        for m, ds in r.dropped_methods.items():
+            lines.append(f"- {what}: method `{m}` dropped (no score on {', '.join(ds)}).")
+        last = getattr(r, "budget_ranked_last", {}) or {}
+        if last:
+            lines.append(f"- {what}: ranked last for exceeding the budget: {_last_text(last)}.")
+    return lines + ([""] if lines else [])
+
+
+def _ranks_section(
+    results: list[ranking.RankResult], img_dir: Path, out_md: Path, plots: bool
+) -> list[str]:
+    lines = ["## Average ranks across data sets", ""]
+    results = _ordered(results)
+    if not results:
+        return lines + ["No method has a score under any protocol.", ""]
+    figures = {}
+    for r in results:
+        path = cd_path(img_dir, r.protocol, r.metric)
+        if plots:
+            ranking.plot_cd(r, path)
+        figures[(r.protocol, r.metric)] = Path(os.path.relpath(path, out_md.parent)).as_posix()
+    header = ["method"] + [f"{TITLES[r.protocol]} {r.metric.upper()}" for r in results]
+    lines += [
+        "Average rank over the data sets (1 = best); sorted by the first column. "
+        + ("Label-tuned ranks use the labels." if len({r.protocol for r in results}) > 1 else ""),
+        "",
+    ]
+    lines += _table(header, _rank_rows(results), right=set(range(1, len(header))))
+    alpha = results[0].alpha
+    header = ["protocol", "metric", "k", "N", "Friedman χ²", "p", "Iman–Davenport F", "p"]
+    header += [f"CD (α = {alpha:g})", "CD diagram"]
+    lines += _table(header, _stats_rows(results, figures), right=set(range(2, 9)))
+    lines += _rank_notes(results)
+    for r in results:
+        fig = figures[(r.protocol, r.metric)]
+        lines += [f"![CD diagram, {TITLES[r.protocol]} {r.metric.upper()}]({fig})", ""]
+    return lines
+
+
+def _scores(run: Run, protocol: str, metric: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(scores, statuses) data sets × methods, in the report's data set order."""
+    scores, status = ranking.dataset_scores(run.tables, protocol, metric)
+    if scores.empty:
+        return scores, status
+    order = [d for d in run.datasets if d in scores.index]
+    return scores.loc[order], status.loc[order]
+
+
+def _candidates(scores: pd.Series, status: pd.Series) -> pd.Series:
+    """A data set's scores of the feature-selection methods that did not exceed the budget,
+    best first."""
+    ok = [m for m in scores.index if m != REFERENCE and status.get(m) != BUDGET]
+    return scores[ok].dropna().sort_values(ascending=False, kind="stable")
+
+
+def _pick(ranked: pd.Series, i: int) -> tuple[Any, float]:
+    return (ranked.index[i], float(ranked.iloc[i])) if len(ranked) > i else (None, np.nan)
+
+
+def best_per_dataset(run: Run, protocol: str, metric: str) -> pd.DataFrame:
+    """Per data set: best and runner-up method (mean-over-h score; ``all_features`` and
+    budget-exceeded methods excluded) and the ``all_features`` reference score."""
+    scores, status = _scores(run, protocol, metric)
+    rows = []
+    for d in scores.index:
+        ranked = _candidates(scores.loc[d], status.loc[d])
+        (best, b), (second, s) = _pick(ranked, 0), _pick(ranked, 1)
+        ref = scores.loc[d].get(REFERENCE, np.nan)
+        rows.append(
+            {"dataset": d, "best": best, "best_score": b, "runner_up": second}
+            | {"runner_up_score": s, "reference": ref}
+        )
+    return pd.DataFrame(rows)
+
+
+def _best_section(run: Run) -> list[str]:
+    lines = [
+        "## Best per data set",
+        "",
+        "Best and runner-up method by the mean over h of the mean over restarts (%); "
+        f"`{REFERENCE}` (no selection) is the reference beside them, not a candidate; a method "
+        f"over the budget ({STATUS_MARK.get(BUDGET, '§')}) is not a candidate on that data set.",
+        "",
+    ]
+    for metric in ranking.METRICS:
+        rows = []
+        tabs = {p: best_per_dataset(run, p, metric).set_index("dataset") for p in run.protocols}
+        for d in run.datasets:
+            for p in run.protocols:
+                if d not in tabs[p].index:
+                    continue
+                r = tabs[p].loc[d]
+                rows.append(
+                    [f"{d} ({_shape(run, d)})", TITLES[p]]
+                    + _named(r["best"], r["best_score"])
+                    + _named(r["runner_up"], r["runner_up_score"])
+                    + [_pct(r["reference"])]
+                )
+        header = ["data set (n × p, classes)", "protocol", "best", metric.upper()]
+        header += ["runner-up", metric.upper(), f"`{REFERENCE}`"]
+        lines += [f"**{metric.upper()}**", ""] + _table(header, rows, right={3, 5, 6})
+    return lines
+
+
+def _named(method: Any, score: float) -> list[str]:
+    return ["–", "–"] if method is None or pd.isna(method) else [f"`{method}`", _pct(score)]
+
+
+def _scores_section(run: Run) -> list[str]:
+    scores, status = _scores(run, "label_free", "acc")
+    lines = ["## Per data set scores (label-free ACC %)", ""]
+    if scores.empty:
+        return lines + ["The label-free protocol was not run.", ""]
+    res = ranking.rank_methods(run.tables, "label_free", "acc")
+    order = [m for m in res.avg_rank.index if m in scores.columns]
+    order += sorted(set(scores.columns) - set(order))
+    lines += [
+        "Mean over h of the mean over restarts; columns by label-free ACC average rank; the "
+        f"best feature-selection method of each row in bold (`{REFERENCE}` is the reference). "
+        + _legend(),
+        "",
+    ]
+    rows = []
+    for d in scores.index:
+        ranked = _candidates(scores.loc[d], status.loc[d])
+        top = ranked.iloc[0] if len(ranked) else np.nan
+        rows.append([d] + [_score_cell(scores.loc[d, m], status.loc[d, m], top, m) for m in order])
+    return lines + _table(["data set"] + [f"`{m}`" for m in order], rows, set(range(1, 99)))
+
+
+def _score_cell(x: float, status: Any, top: float, method: str) -> str:
+    if status == BUDGET:
+        return f"–{_mark(status)}"
+    text = _pct(x) + _mark(status)
+    if method != REFERENCE and not pd.isna(x) and x == top:
+        text = f"**{text}**"
+    return text
+
+
+def _legend() -> str:
+    names = {"not_converged": "not converged", "diverged": "diverged", BUDGET: "budget exceeded"}
+    return "; ".join(f"{STATUS_MARK[s]} {names[s]}" for s in FAILURES if s in STATUS_MARK) + "."
+
+
+def label_gap(run: Run) -> pd.DataFrame:
+    """Per method: mean over the data sets with both protocols (neither over the budget) of
+    label-tuned − label-free ACC and NMI (fractions), their count, the average ACC rank
+    under each protocol and the number of grid settings tuned over."""
+    results = {(r.protocol, r.metric): r for r in ranking.rank_all(run.tables)}
+    gaps: dict[str, dict[str, Any]] = {}
+    for metric in ranking.METRICS:
+        lf, lfs = _scores(run, "label_free", metric)
+        tu, tus = _scores(run, "oracle", metric)
+        for m in sorted(set(lf.columns) & set(tu.columns)):
+            both = lf.index.intersection(tu.index)
+            keep = [
+                d
+                for d in both
+                if not (pd.isna(lf.loc[d, m]) or pd.isna(tu.loc[d, m]))
+                and BUDGET not in (lfs.loc[d, m], tus.loc[d, m])
+            ]
+            diff = (tu.loc[keep, m] - lf.loc[keep, m]).to_numpy(dtype=float)
+            g = gaps.setdefault(m, {"method": m})
+            g[f"d_{metric}"] = float(diff.mean()) if diff.size else np.nan
+            g[f"n_{metric}"] = len(keep)
+    oracle = run.tables[run.tables["protocol"] == "oracle"]
+    settings = oracle.groupby("method")["n_settings"].max() if "n_settings" in oracle else {}
+    for m, g in gaps.items():
+        for p in ("label_free", "oracle"):
+            avg = results[(p, "acc")].avg_rank
+            g[f"rank_{p}"] = float(avg[m]) if m in avg else np.nan
+        g["settings"] = int(settings[m]) if m in settings else None
+    cols = ["method", "d_acc", "d_nmi", "n_acc", "n_nmi", "rank_label_free", "rank_oracle"]
+    out = pd.DataFrame(list(gaps.values()), columns=cols + ["settings"])
+    return out.sort_values(["d_acc", "method"], ascending=[False, True], na_position="last")
+
+
+def _gap_section(run: Run) -> list[str]:
+    lines = ["## How much does a method owe to the labels?", ""]
+    if "oracle" not in run.protocols:
+        return lines + ["The label-tuned protocol was not run: no gap to report.", ""]
+    lines += [
+        "Mean over the data sets (N) of label-tuned minus label-free score, in percentage "
+        "points; a large gap means the method's published numbers rest on tuning with the "
+        "labels. Average ACC ranks under each protocol; grid settings tuned over per h.",
+        "",
+    ]
+    rows = [
+        [
+            f"`{r['method']}`",
+            _pp(r["d_acc"]),
+            _pp(r["d_nmi"]),
+            str(r["n_acc"]),
+            "–" if pd.isna(r["rank_label_free"]) else f"{r['rank_label_free']:.2f}",
+            "–" if pd.isna(r["rank_oracle"]) else f"{r['rank_oracle']:.2f}",
+            "–" if r["settings"] is None or pd.isna(r["settings"]) else str(int(r["settings"])),
+        ]
+        for _, r in label_gap(run).iterrows()
+    ]
+    header = ["method", "Δ ACC (pp)", "Δ NMI (pp)", "N", "rank label-free", "rank label-tuned"]
+    return lines + _table(header + ["grid settings"], rows, right=set(range(1, 7)))
+
+
+def run_time(run: Run) -> pd.DataFrame:
+    """Per method: median and max over data sets of the summed fit seconds (all fits, and
+    the label-free fits alone), total fit seconds and the number of fits."""
+    f = run.fits
+    cols = ["method", "median", "max", "lf_median", "total", "fits"]
+    if f.empty:
+        return pd.DataFrame(columns=cols)
+    per = f.groupby(["method", "dataset"])["fit_seconds"].sum()
+    lf = f[f["label_free"]].groupby(["method", "dataset"])["fit_seconds"].sum()
+    lf_median = lf.groupby(level="method").median()
+    out = pd.DataFrame(
+        {
+            "median": per.groupby(level="method").median(),
+            "max": per.groupby(level="method").max(),
+            "lf_median": lf_median,
+            "total": f.groupby("method")["fit_seconds"].sum(),
+            "fits": f.groupby("method").size(),
+        }
+    )
+    return out.reset_index().sort_values(["median", "method"])[cols]
+
+
+def _runtime_section(run: Run) -> list[str]:
+    lines = [
+        "## Run time",
+        "",
+        "Fit seconds (the solver's `fit` call, wall clock, one BLAS thread) per method: the "
+        "median and max over the data sets of the method's summed fit time on a data set "
+        "(every grid setting and h), the median of its label-free fits alone, the total over "
+        "all data sets and the number of fits (a ranking method fits once for every h).",
+        "",
+    ]
+    t = run_time(run)
+    if t.empty:
+        return lines + ["No evaluation files: no fit times.", ""]
+    rows = [
+        [f"`{r['method']}`", _secs(r["median"]), _secs(r["max"]), _secs(r["lf_median"])]
+        + [_secs(r["total"]), str(int(r["fits"]))]
+        for _, r in t.iterrows()
+    ]
+    header = ["method", "median s / data set", "max s", "label-free median s"]
+    return lines + _table(header + ["total s", "fits"], rows, right={1, 2, 3, 4, 5})
+
+
+def failures(run: Run) -> pd.DataFrame:
+    """Per method: fits and the counts of not-converged / diverged / budget-exceeded fits,
+    with the data sets each happened on (``{dataset: count}``)."""
+    rows = []
+    for m, g in run.fits.groupby("method", sort=True):
+        row: dict[str, Any] = {"method": m, "fits": len(g)}
+        for s in FAILURES:
+            bad = g[g["status"] == s]
+            row[s] = len(bad)
+            row[f"{s}_on"] = bad.groupby("dataset").size().to_dict()
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _on(counts: dict[str, int]) -> str:
+    return ", ".join(f"{d} ({n})" for d, n in counts.items())
+
+
+def _failures_section(run: Run) -> list[str]:
+    lines = ["## Failures", ""]
+    t = failures(run)
+    if t.empty:
+        return lines + ["No evaluation files: no fit statuses.", ""]
+    bad = t[t[list(FAILURES)].sum(axis=1) > 0]
+    if bad.empty:
+        return lines + [f"No fit failed ({int(t['fits'].sum())} fits).", ""]
+    mark = lambda s: STATUS_MARK.get(s, "")  # noqa: E731
+    lines += [
+        "Fits per method over all data sets, every grid setting and h counted "
+        f"({int(t['fits'].sum())} fits); data sets with the number of such fits. " + _legend(),
+        "",
+    ]
+    rows = []
+    for _, r in bad.iterrows():
+        where = "; ".join(
+            f"{mark(s)} {_on(r[f'{s}_on'])}" for s in FAILURES if r[f"{s}_on"] and mark(s)
+        )
+        rows.append([f"`{r['method']}`", str(r["fits"])] + [str(r[s]) for s in FAILURES] + [where])
+    header = ["method", "fits", "† not converged", "‡ diverged", "§ budget exceeded", "on"]
+    lines += _table(header, rows, right={1, 2, 3, 4})
+    return lines + _budget_by_dataset(run)
+
+
+def _budget_by_dataset(run: Run) -> list[str]:
+    over = run.fits[run.fits["status"] == BUDGET]
+    if over.empty:
+        return []
+    lines = ["Budget exceeded, by data set (ranked last there):", ""]
+    for d in [d for d in run.datasets if d in set(over["dataset"])]:
+        g = over[over["dataset"] == d].groupby("method")
+        parts = []
+        for m, fits in g:
+            kinds = sorted({str(x).split(":", 1)[0] for x in fits["budget_reason"] if x})
+            why = f": {', '.join(kinds)}" if kinds else ""
+            parts.append(f"`{m}` ({_plural(len(fits), 'fit')}{why})")
+        lines.append(f"- {d}: " + ", ".join(parts))
+    return lines + [""]
+
+
+def _reading(run: Run, alpha: float) -> list[str]:
+    restarts = restarts_text(run).split(" k-means")[0]
+    return [
+        "## Reading this",
+        "",
+        f"A score is the mean over the data set's h grid of the mean over {restarts} k-means "
+        "restarts (ACC, NMI in %). Ranks: 1 = best, per data set (ties averaged), then "
+        "averaged over the data sets; a method that exceeded the per-fit budget on a data "
+        f"set ({STATUS_MARK.get(BUDGET, '§')}) is ranked last there (Demšar 2006, JMLR 7). "
+        "The Friedman test asks whether all methods are equivalent; CD is the Nemenyi "
+        f"critical difference at α = {alpha:g}: methods whose average ranks differ by less "
+        "than CD are not significantly different (joined by a bar in the diagrams). " + _legend(),
+        "",
+    ]
+
+
+# -- the report ------------------------------------------------------------------------
+
+
+def benchmark_report(
+    results_dir: str | Path,
+    config_path: str | Path,
+    out_md: str | Path,
+    *,
+    img_dir: str | Path,
+    plots: bool = True,
+) -> str:
+    """Write the benchmark report ``out_md`` (atomically) and the CD diagrams into
+    ``img_dir``; return the markdown. ``plots=False`` skips drawing the diagrams (their
+    links stay). Raises :class:`NoResultsError` when ``results_dir`` has no tables."""
+    out_md, img_dir = Path(out_md), Path(img_dir)
+    run = load_run(results_dir, config_path)
+    results = ranking.rank_all(run.tables)
+    alpha = results[0].alpha if results else 0.05
+    parts = [
+        "# UFS-bench: every method on every data set",
+        "",
+        f"Generated by `ufs benchmark-report` from `{results_dir}`; do not edit by hand.",
+        "",
+        *_scope_section(run),
+        *_protocol_section(),
+        *_ranks_section(results, img_dir, out_md, plots),
+        *_best_section(run),
+        *_scores_section(run),
+        *_gap_section(run),
+        *_runtime_section(run),
+        *_failures_section(run),
+        *_reading(run, alpha),
+    ]
+    text = "\n".join(parts).rstrip("\n") + "\n"
+    write_text(out_md, text)
+    return text
+
+
+def scope_of(markdown: str) -> str:
+    """The scope line of a report's markdown (without the bold prefix)."""
+    for line in markdown.splitlines():
+        if line.startswith(SCOPE_PREFIX):
+            return line[len(SCOPE_PREFIX) :]
+    return ""
