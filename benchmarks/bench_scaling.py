@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -78,9 +79,14 @@ def worker(args) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rss0 = _rss_mb()
-        t0 = time.perf_counter()
-        make().fit(X)
+        t0, c0 = time.perf_counter(), time.process_time()
+        try:
+            make().fit(X)
+        except MemoryError as exc:  # a dense n x n method refusing up front
+            print(json.dumps({"error": f"refused: {str(exc)[:160]}"}))
+            return
         out["seconds"] = time.perf_counter() - t0
+        out["cpu_seconds"] = time.process_time() - c0
         out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - rss0
         if args.tracemalloc:
             import tracemalloc
@@ -111,10 +117,20 @@ def run_one(method: str, n: int, args) -> dict:
     ]
     if args.tracemalloc:
         cmd.append("--tracemalloc")
+
+    def cap() -> None:  # in the child: SIGXCPU (kill) after --cpu-cap CPU seconds
+        if args.cpu_cap:
+            limit = int(args.cpu_cap) + 1  # + data generation and imports (~1 s)
+            resource.setrlimit(resource.RLIMIT_CPU, (limit, limit))
+
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+        res = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=args.timeout, preexec_fn=cap
+        )
     except subprocess.TimeoutExpired:
-        return {"error": f"timeout > {args.timeout:g} s"}
+        return {"error": f"timeout > {args.timeout:g} s wall"}
+    if res.returncode in (-signal.SIGXCPU, -signal.SIGKILL) and args.cpu_cap:
+        return {"error": f"CPU cap > {args.cpu_cap:g} s", "capped": True}
     if res.returncode != 0:
         last = (res.stderr.strip().splitlines() or ["?"])[-1]
         return {"error": f"failed: {last[:80]}"}
@@ -128,7 +144,14 @@ def main() -> None:
     ap.add_argument("--h", type=int, default=20, help="features to select")
     ap.add_argument("--clusters", type=int, default=5)
     ap.add_argument("--methods", nargs="+", default=None, help="default: every registered")
-    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
+    ap.add_argument("--timeout", type=float, default=3600.0, help="wall seconds per run")
+    ap.add_argument(
+        "--cpu-cap",
+        type=float,
+        default=600.0,
+        help="CPU seconds per run (RLIMIT_CPU; 0 = none); a method over it at one n is not "
+        "run at larger n",
+    )
     ap.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (0 = as is)")
     ap.add_argument("--tracemalloc", action="store_true")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -145,20 +168,28 @@ def main() -> None:
         raise SystemExit(f"not registered: {unknown}; available: {available_methods()}")
     print(
         f"p={args.p}, h={args.h}, k={args.clusters}, threads={args.threads or 'default'}, "
-        f"timeout={args.timeout:g}s\n"
+        f"CPU cap={args.cpu_cap:g}s, wall timeout={args.timeout:g}s\n"
     )
-    cols = "| method | n | seconds | peak RSS MB |" + (
+    cols = "| method | n | CPU seconds | wall seconds | peak RSS MB |" + (
         " tracemalloc MB |" if args.tracemalloc else ""
     )
     print(cols)
     print("|" + "---|" * (cols.count("|") - 1))
     for method in methods:
-        for n in args.n:
-            r = run_one(method, n, args)
+        capped = None
+        for n in sorted(args.n):
+            r = {"error": f"not run (over the cap at n = {capped})"} if capped else None
+            r = r or run_one(method, n, args)
+            if r.get("capped"):
+                capped = n
             if "error" in r:
-                cells = [r["error"], ""] + ([""] if args.tracemalloc else [])
+                cells = [r["error"], "", ""] + ([""] if args.tracemalloc else [])
             else:
-                cells = [f"{r['seconds']:.3f}", f"{r['peak_rss_mb']:.1f}"]
+                cells = [
+                    f"{r['cpu_seconds']:.2f}",
+                    f"{r['seconds']:.2f}",
+                    f"{r['peak_rss_mb']:.1f}",
+                ]
                 if args.tracemalloc:
                     cells.append(f"{r['tracemalloc_mb']:.1f}")
             print(f"| {method} | {n} | " + " | ".join(cells) + " |", flush=True)

@@ -12,20 +12,17 @@ a fresh output directory, inside a small wrapper process that reports, when Snak
   download, standardize, graph, fit, evaluate, track, mlflow_init, aggregate, summary;
 * ``scheduler_cpu``: the Snakemake main process itself (DAG, planning, scheduling).
 
-From the run's evaluation files: ``method`` = the fits' own time (``fit_seconds``: the
-``est.fit`` calls) plus kNN-graph construction (``graph_seconds`` of a fit job that builds
-its graph, or the graph jobs' benchmark time) — a graph is a step of the methods that use
-it — and ``kmeans`` = the k-means evaluation (``kmeans_seconds``). Then
+From the run's evaluation files: ``method`` = the fits' own CPU time (``est.fit``) plus
+the kNN graphs a fit job builds itself (a graph is a step of the methods that use it;
+separate graph jobs, for graphs several fit jobs share, count as overhead), and ``kmeans`` =
+the k-means evaluation's CPU time. Then
 
-    outside share (jobs)       = 1 - (method + kmeans) / jobs_cpu
-    outside share (with Snakemake's own process) = 1 - (method + kmeans) / (jobs_cpu + scheduler_cpu)
+    outside share (jobs) = 1 - (method + kmeans) / jobs_cpu
+    outside share (all)  = 1 - (method + kmeans) / (jobs_cpu + scheduler_cpu)
 
-Fit and k-means times are wall clocks inside single-threaded jobs: on a loaded machine
-they grow with the waiting and flatter the share, so run it on an idle machine (``uptime``
-is printed before and after). Also printed: the wall time of the run, the jobs per rule
-and the CPU per rule (from ``/proc``-free accounting: each job script's own
-``getrusage(RUSAGE_SELF)`` is not available, so per rule it reports Snakemake's benchmark
-files where the rule has them — sampled, indicative only).
+Everything is CPU time, so a loaded machine changes the wall time but hardly the shares
+(the load average is printed before and after). Also printed: the wall time and the jobs
+per rule (from Snakemake's log).
 """
 
 from __future__ import annotations
@@ -70,14 +67,33 @@ def _method_and_kmeans(out: Path) -> dict[str, float]:
     n_fits = 0
     for path in glob.glob(str(out / "evaluations" / "*" / "*.json")):
         for ev in json.loads(Path(path).read_text())["evaluations"]:
-            kmeans += ev["kmeans_seconds"]
-            fit += ev["fit_seconds_total"]
+            # CPU seconds where recorded (wall clocks of older results otherwise)
+            kmeans += ev.get("kmeans_cpu_seconds", ev["kmeans_seconds"])
+            fit += ev.get("fit_cpu_seconds_total", ev["fit_seconds_total"])
+            graph += ev.get("graph_seconds", 0.0)
             n_fits += 1
-    for path in glob.glob(str(out / "fits" / "*" / "*.json")):
-        graph += sum(json.loads(Path(path).read_text()).get("graph_seconds", {}).values())
-    for path in glob.glob(str(out / "benchmarks" / "graph" / "*" / "*.tsv")):
-        graph += float(Path(path).read_text().splitlines()[1].split("\t")[0])
-    return {"fit_seconds": fit, "graph_seconds": graph, "kmeans_seconds": kmeans, "tasks": n_fits}
+    # graph jobs (shared graphs, or every graph before they moved into fit jobs) are
+    # counted as overhead: their files do not tell construction from start-up
+    graph_jobs = len(glob.glob(str(out / "benchmarks" / "graph" / "*" / "*.tsv")))
+    return {
+        "fit_seconds": fit,
+        "graph_seconds": graph,
+        "kmeans_seconds": kmeans,
+        "tasks": n_fits,
+        "graph_jobs": graph_jobs,
+    }
+
+
+def _cpu_per_rule(out: Path) -> dict[str, float]:
+    """Each job's CPU seconds, summed per rule, from the last line of its log
+    (``workflow/scripts/_job.py``); rules are the log directories."""
+    per: dict[str, float] = collections.defaultdict(float)
+    for path in glob.glob(str(out / "logs" / "**" / "*.log"), recursive=True):
+        rule = Path(path).relative_to(out / "logs").parts[0].removesuffix(".log")
+        m = re.search(r"^job cpu_seconds=([0-9.]+)$", Path(path).read_text(), flags=re.M)
+        if m:
+            per[rule] += float(m.group(1))
+    return dict(sorted(per.items()))
 
 
 def _jobs_per_rule(log: str) -> dict[str, int]:
@@ -112,6 +128,7 @@ def run(cores: int, configfile: str | None, workdir: Path, extra: list[str]) -> 
         "jobs_per_rule": jobs,
         **usage,
         **work,
+        "cpu_per_rule": _cpu_per_rule(out),
         "outside_share_jobs": 1.0 - useful / usage["jobs_cpu"],
         "outside_share_all": 1.0 - useful / (usage["jobs_cpu"] + usage["scheduler_cpu"]),
         "load_before": load_before,
@@ -137,6 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average before / after: {r['load_before']} / {r['load_after']}")
     print(f"wall {r['wall_seconds']:.1f} s, {r['jobs']} jobs: {r['jobs_per_rule']}")
     print(f"jobs CPU {r['jobs_cpu']:.1f} s, Snakemake main process {r['scheduler_cpu']:.1f} s")
+    print(
+        "job CPU per rule (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["cpu_per_rule"].items())
+    )
     print(
         f"methods: fits {r['fit_seconds']:.1f} s + kNN graphs {r['graph_seconds']:.1f} s; "
         f"k-means {r['kmeans_seconds']:.1f} s"

@@ -60,7 +60,7 @@ def test_outputs_and_one_mlflow_run_per_setting(completed_run):
         assert (res / "tables" / f"{base}.csv").exists()
         md = (res / "tables" / f"{base}.md").read_text()
         assert "label-tuned (oracle)" in md and "label-free defaults" in md
-    assert "share outside solvers" in (res / "summary.md").read_text()
+    assert "share outside methods and k-means" in (res / "summary.md").read_text()
     # simulations carry TP/CP; replicates are pooled
     sim = pd.read_csv(res / "tables" / "golfs_sim1.csv")
     assert sim["tp"].notna().all() and (sim["replicates"] == 2).all()

@@ -571,9 +571,19 @@ def plot_convergence(df: pd.DataFrame, base: str, path, save: Saver = save_figur
         return save(fig, Path(path), dpi=PAPER_DPI)
 
 
+def _uses_graph(method: str, df: pd.DataFrame | None = None) -> bool:
+    """Whether the method's default setting takes a kNN graph: from the results'
+    ``uses_graph`` column (recorded by the evaluation), else from the registry (which
+    imports every method and scikit-learn: seconds)."""
+    if df is not None and "uses_graph" in df:
+        known = df.loc[df["method"] == method, "uses_graph"].dropna()
+        if len(known):
+            return bool(known.any())
+    return _registry_uses_graph(method)
+
+
 @cache
-def _uses_graph(method: str) -> bool:
-    """Whether the method's default setting takes the cached kNN graph."""
+def _registry_uses_graph(method: str) -> bool:
     try:
         from ..registry import get_method, make_estimator
 
@@ -586,8 +596,9 @@ def _uses_graph(method: str) -> bool:
 
 def plot_runtime(df: pd.DataFrame, base: str, path, save: Saver = save_figure):
     """Wall-clock seconds per fit of the label-free settings (mean, min–max over the fits
-    of a subset method), log x. Excludes the kNN graph (built once per data set in its own
-    job, hatched bars), data loading and the k-means evaluation. A method with a fit over
+    of a subset method), log x. Excludes the kNN graph (hatched bars: built once, by the
+    fit job that uses it or by a graph job when several share it), data loading and the
+    k-means evaluation. A method with a fit over
     the compute budget: a cross-hatched bar at the longest time spent (where it was
     stopped; a memory refusal stops at once) and a ``§ budget exceeded`` label."""
     plt = _pyplot()
@@ -610,7 +621,7 @@ def plot_runtime(df: pd.DataFrame, base: str, path, save: Saver = save_figure):
         floor = 10.0 ** np.floor(np.log10(positive.min() / 2)) if len(positive) else 1e-4
         colors = [method_style(m)["color"] for m in stats.index]
         hatches = [
-            "xxx" if stats.loc[m, "over"] else "////" if _uses_graph(m) else "" for m in stats.index
+            "xxx" if stats.loc[m, "over"] else "////" if _uses_graph(m, free) else "" for m in stats.index
         ]
         bars = ax.barh(
             y,
@@ -657,13 +668,13 @@ def plot_runtime(df: pd.DataFrame, base: str, path, save: Saver = save_figure):
         ax.grid(axis="x", alpha=0.25, lw=0.5)
         ax.set_title(
             f"{base}: fit time per fit, label-free default settings\n"
-            "kNN-graph construction NOT included (built once per data set in its own\n"
-            "job and cached); data loading and k-means evaluation not included either",
+            "kNN-graph construction NOT included (built once per data set and graph\n"
+            "spec); data loading and k-means evaluation not included either",
             fontsize=8,
         )
         legend = [
             Patch(
-                facecolor="0.75", edgecolor="white", hatch="////", label="uses the cached kNN graph"
+                facecolor="0.75", edgecolor="white", hatch="////", label="uses a kNN graph (built once)"
             )
         ]
         if stats["over"].any():

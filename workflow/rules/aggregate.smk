@@ -32,6 +32,8 @@ rule aggregate_dataset:
         oracle_metric=ORACLE_METRIC,
     log:
         f"{OUT}/logs/aggregate/{{base}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/aggregate/{{base}}.tsv"
     resources:
         runtime=10,
         mem_mb=2000,

@@ -88,9 +88,44 @@ def chunk_tasks(dataset, chunk):
     return out
 
 
+_GRAPH_CHUNKS = {}
+
+
+def graph_chunks(dataset):
+    """Graph id → the chunks of ``dataset`` whose tasks use that graph (once per dataset)."""
+    if dataset not in _GRAPH_CHUNKS:
+        users = {}
+        for c, tasks in PLAN.chunks(dataset).items():
+            for t in tasks:
+                gid = PLAN.setting(t.method, t.pid).graph_id
+                if gid:
+                    users.setdefault(gid, set()).add(c)
+        _GRAPH_CHUNKS[dataset] = users
+    return _GRAPH_CHUNKS[dataset]
+
+
+def shared_graphs(dataset):
+    """The graphs several fit jobs of ``dataset`` use: built once by the graph step and
+    cached. A graph one fit job uses is built inside that job (no job of its own)."""
+    return sorted(g for g, chunks in graph_chunks(dataset).items() if len(chunks) > 1)
+
+
+def _chunk_gids(w):
+    return sorted({t["graph_id"] for t in chunk_tasks(w.dataset, w.chunk) if t["graph_id"]})
+
+
 def chunk_graphs(w):
-    gids = sorted({t["graph_id"] for t in chunk_tasks(w.dataset, w.chunk) if t["graph_id"]})
-    return {gid: f"{OUT}/graphs/{w.dataset}/{gid}.npz" for gid in gids}
+    """The cached graph files of the chunk's shared graphs (inputs of its fit job)."""
+    shared = set(shared_graphs(w.dataset))
+    return {
+        gid: f"{OUT}/graphs/{w.dataset}/{gid}.npz" for gid in _chunk_gids(w) if gid in shared
+    }
+
+
+def chunk_graph_specs(w):
+    """The specs of the graphs only this chunk uses: its fit job builds them."""
+    shared = set(shared_graphs(w.dataset))
+    return {gid: GRAPHS[gid] for gid in _chunk_gids(w) if gid not in shared}
 
 
 _CODE_VERSION = {}
@@ -102,7 +137,9 @@ def chunk_code(w):
     methods = {t.method for t in PLAN.chunks(w.dataset)[w.chunk]}
     for m in methods - _CODE_VERSION.keys():
         _CODE_VERSION[m] = source_hash(m)
-    return sorted(f"{m}:{_CODE_VERSION[m]}" for m in methods)
+    code = sorted(f"{m}:{_CODE_VERSION[m]}" for m in methods)
+    # a graph built in the job: the graph code too (the graph step's re-run trigger)
+    return code + ([f"graph:{GRAPH_CODE}"] if chunk_graph_specs(w) else [])
 
 
 def evaluation_meta(dataset, chunk):
@@ -147,7 +184,12 @@ def all_benchmarks():
         files += [f"{OUT}/benchmarks/{step}/{d}.tsv" for step in ("download", "standardize")]
         for c in PLAN.chunks(d):
             files += [f"{OUT}/benchmarks/{step}/{d}/{c}.tsv" for step in ("fit", "evaluate")]
-    files += sorted({f"{OUT}/benchmarks/graph/{d}/{s.graph_id}.tsv" for d, s in PLAN.jobs() if s.graph_id})
+        files += [f"{OUT}/benchmarks/graph/{d}/{g}.tsv" for g in shared_graphs(d)]
+    # every job is counted in the summary's time shares (but the summary's own)
+    files += [f"{OUT}/benchmarks/aggregate/{b}.tsv" for b in BASES]
+    if MLFLOW_ENABLED:
+        files += [f"{OUT}/benchmarks/mlflow_init.tsv"]
+        files += [f"{OUT}/benchmarks/track/{d}.tsv" for d in PLAN.instances]
     return files
 
 

@@ -10,6 +10,7 @@ rule fit:
     params:
         tasks=lambda w: chunk_tasks(w.dataset, w.chunk),
         graphs=chunk_graphs,
+        graph_specs=chunk_graph_specs,
         seed=lambda w: PLAN.instances[w.dataset].seed,
         code=chunk_code,
         # CPU seconds per single fit (ufs.bench.budget); over it the fit is budget_exceeded

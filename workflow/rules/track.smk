@@ -24,6 +24,8 @@ rule mlflow_init:
         store=MLFLOW_STORE,
     log:
         f"{OUT}/logs/mlflow_init.log",
+    benchmark:
+        f"{OUT}/benchmarks/mlflow_init.tsv"
     resources:
         runtime=10,
         mem_mb=2000,

@@ -12,6 +12,7 @@ fit(
     sm.output.result,
     sm.output.info,
     graphs=dict(sm.params.graphs),
+    graph_specs=dict(sm.params.graph_specs),
     seed=sm.params.seed,
     budget_seconds=sm.params.budget,
 )
