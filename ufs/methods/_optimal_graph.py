@@ -33,7 +33,16 @@ __all__ = [
     "sym_laplacian",
     "laplacian_smallest",
     "graph_objective_terms",
+    "SYMMETRIC_ORDERING",
+    "LOBPCG_MIN_NODES",
 ]
+
+
+#: SuperLU's column ordering for the symmetric matrices factorised here: minimum degree on
+#: ``AᵀA + A`` keeps the fill of a graph Laplacian ~10× below the default COLAMD (n = 5000
+#: kNN graph: 1.6 M vs 14.2 M factor entries, 0.37 s vs 4.1 s); the factors solve the same
+#: system, so results change only by rounding
+SYMMETRIC_ORDERING = "MMD_AT_PLUS_A"
 
 
 def adaptive_neighbor_graph(idx: np.ndarray, dist2: np.ndarray) -> tuple[sp.csr_matrix, float]:
@@ -107,29 +116,84 @@ def sym_laplacian(S) -> sp.csr_matrix:
     return laplacian(((S + S.T) * 0.5).tocsr())
 
 
+#: above this many nodes :func:`laplacian_smallest` uses LOBPCG (no factorisation)
+LOBPCG_MIN_NODES = 5000
+
+
 def laplacian_smallest(
-    L: sp.spmatrix, m: int, *, dense_limit: int = 1000, seed: int = 0
+    L: sp.spmatrix,
+    m: int,
+    *,
+    dense_limit: int = 1000,
+    seed: int = 0,
+    lobpcg_min: int | None = None,
+    start: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``m`` smallest eigenpairs of a sparse graph Laplacian ``L`` (increasing).
 
     Up to ``dense_limit`` nodes: dense ``eigh`` through
     :func:`ufs.linalg.extreme_eigenvectors` (the only place these methods hold an
-    ``n × n`` array). Above: Lanczos on ``(L + δI)^{-1}`` (sparse LU, ``δ`` = 1e-8 of the
-    largest degree), whose largest eigenvalues ``1/(μ + δ)`` are the smallest ``μ`` of
-    ``L`` — plain Lanczos on ``L`` converges badly on the cluster of near-zero
-    eigenvalues that a graph with several components has.
+    ``n × n`` array). Up to ``lobpcg_min`` (default :data:`LOBPCG_MIN_NODES`): Lanczos on
+    ``(L + δI)^{-1}`` (sparse LU, ``δ`` = 1e-8 of the largest degree), whose largest
+    eigenvalues ``1/(μ + δ)`` are the smallest ``μ`` of ``L`` — plain Lanczos on ``L``
+    converges badly on the cluster of near-zero eigenvalues that a graph with several
+    components has. Above: the LU's fill grows about as n^1.8 on kNN graphs of
+    high-dimensional data (n = 20 000: 20 M entries, 8-14 s per factorisation; n = 70 000
+    would need GBs), so LOBPCG (a block method: repeated eigenvalues are found as a
+    block) with a Jacobi preconditioner and a block of ``m`` vectors (guard vectors made
+    it 3-8× slower: it waits for them to converge too), tolerance 1e-9·‖L‖, started from ``start`` (e.g. the previous iteration's eigenvectors: an
+    iterative method's Laplacian changes little between iterations) where given, random
+    (``seed``) columns completing the block. Its result is checked (residual ``‖LV − VΛ‖`` per vector ≤ 1e-6·‖L‖ and
+    ``VᵀV = I``) and the shift-invert path is taken when the check fails. On a SOGFS
+    graph at n = 20 000 both agree to 2e-14 in the eigenvalues and 1e-12 in the
+    eigenvectors' subspace: 0.5 s from a random start, 0.17 s warm, against ~8 s for the
+    LU. The check cannot prove that no smaller eigenvalue was missed (a block method from
+    a random or warm start practically never does; the shift-invert path is exact).
     """
     n = L.shape[0]
     if n <= dense_limit or m >= n - 1:
         return extreme_eigenvectors(L, m, which="smallest", dense_limit=dense_limit, seed=seed)
+    if n > (LOBPCG_MIN_NODES if lobpcg_min is None else lobpcg_min) and 5 * (m + 4) < n:
+        found = _lobpcg_smallest(sp.csr_matrix(L), m, seed, start)
+        if found is not None:
+            return found
     L = sp.csc_matrix(L)
     delta = 1e-8 * max(float(np.abs(L.diagonal()).max()), 1e-300)
-    lu = spla.splu(L + delta * sp.identity(n, format="csc"))
+    lu = spla.splu(L + delta * sp.identity(n, format="csc"), permc_spec=SYMMETRIC_ORDERING)
     op = spla.LinearOperator((n, n), matvec=lu.solve, dtype=np.float64)
     w, V = extreme_eigenvectors(op, m, which="largest", dense_limit=0, seed=seed)
     mu = 1.0 / w - delta
     order = np.argsort(mu, kind="stable")
     return np.maximum(mu[order], 0.0), V[:, order]
+
+
+def _lobpcg_smallest(L: sp.csr_matrix, m: int, seed: int, start=None):
+    """LOBPCG for :func:`laplacian_smallest`; ``None`` when the result fails the check."""
+    import warnings
+
+    n = L.shape[0]
+    scale = max(float(np.abs(L.diagonal()).max()) * 2.0, 1e-300)  # ≥ ‖L‖₂ (Gershgorin)
+    X0 = np.random.default_rng(seed).standard_normal((n, m))
+    if start is not None:
+        start = np.asarray(start, dtype=np.float64).reshape(n, -1)[:, :m]
+        X0[:, : start.shape[1]] = start
+    precond = sp.diags(1.0 / np.maximum(L.diagonal(), 1e-12 * scale))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # non-convergence is judged by the check below
+        try:
+            w, V = spla.lobpcg(L, X0, M=precond, largest=False, tol=1e-9 * scale, maxiter=2000)
+        except (np.linalg.LinAlgError, ValueError):
+            return None
+    order = np.argsort(w, kind="stable")
+    w, V = w[order], V[:, order]
+    resid = np.linalg.norm(L @ V - V * w, axis=0)
+    if not (
+        np.all(np.isfinite(w))
+        and resid.max() <= 1e-6 * scale
+        and np.abs(V.T @ V - np.eye(m)).max() <= 1e-8
+    ):
+        return None
+    return np.maximum(w, 0.0), V
 
 
 def graph_objective_terms(S: sp.csr_matrix, Z: np.ndarray) -> float:

@@ -27,6 +27,7 @@ from ..base import Selection, UFSSelector
 from ..linalg import extreme_eigenvectors, project_rows_l20, row_norms, top_rows
 from ..validation import resolve_init
 from ._optimal_graph import (
+    SYMMETRIC_ORDERING,
     graph_objective_terms,
     pair_sqdist,
     simplex_rows_on_support,
@@ -306,7 +307,7 @@ class SF2SOG(UFSSelector):
             """``apply_M``, ``block_M``, ``σ`` and the Y-solver for the graph ``G``."""
             L = sym_laplacian(G)
             if self.graph_support == "knn":
-                lu = spla.splu(sp.csc_matrix(L + lam * I_n))
+                lu = spla.splu(sp.csc_matrix(L + lam * I_n), permc_spec=SYMMETRIC_ORDERING)
 
                 def solve(B):
                     return lu.solve(np.asarray(B, dtype=np.float64))

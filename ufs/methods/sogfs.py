@@ -404,6 +404,7 @@ class SOGFS(UFSSelector):
         lam = alpha
         L = sym_laplacian(S)
         _, F = laplacian_smallest(L, c)
+        V_prev = F
         W = self._w_step(Xc, L, m, None, svd, rng)
 
         rows = np.repeat(np.arange(n), k)
@@ -423,8 +424,9 @@ class SOGFS(UFSSelector):
             W = self._w_step(Xc, L, m, W, svd, rng)
             # F-step: c + 1 eigenpairs to count components
             F_old = F
-            ev, V = laplacian_smallest(L, c + 1)
-            F = V[:, :c]
+            # warm start from the previous eigenvectors (used by LOBPCG at large n only)
+            ev, V = laplacian_smallest(L, c + 1, start=V_prev)
+            V_prev, F = V, V[:, :c]
             objective.append(
                 0.5 * graph_objective_terms(S, Xc @ W)
                 + 0.5 * alpha * float(S.multiply(S).sum())

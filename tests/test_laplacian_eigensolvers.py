@@ -1,0 +1,55 @@
+"""The three paths of ``laplacian_smallest`` (dense, shift-invert LU, LOBPCG) give the
+same smallest eigenpairs, also with repeated zero eigenvalues (a graph of several
+components, as SOGFS's learned graph has at convergence)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from ufs.graph import knn_graph, laplacian
+from ufs.methods._optimal_graph import laplacian_smallest
+
+
+def _graph(n_parts: int, size: int, seed: int = 0) -> sp.csr_matrix:
+    """A kNN graph of ``n_parts`` far-apart Gaussian blobs: ``n_parts`` components."""
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(size=(size, 5)) + 100.0 * i for i in range(n_parts)])
+    return laplacian(knn_graph(X, 6, weight="binary"))
+
+
+def _same_subspace(U, V) -> float:
+    """Largest deviation of the singular values of UᵀV from 1 (0 = same subspace)."""
+    return float(np.abs(sla.svdvals(U.T @ V) - 1.0).max())
+
+
+@pytest.mark.parametrize("n_parts", [1, 4])
+def test_lobpcg_and_shift_invert_agree_with_dense(n_parts):
+    L = _graph(n_parts, 1200 // n_parts)
+    m = n_parts + 3
+    w_dense, V_dense = np.linalg.eigh(L.toarray())
+    w_dense, V_dense = w_dense[:m], V_dense[:, :m]
+    w_lu, V_lu = laplacian_smallest(L, m, dense_limit=100, lobpcg_min=10**9)
+    w_lo, V_lo = laplacian_smallest(L, m, dense_limit=100, lobpcg_min=0)
+    for w, V in ((w_lu, V_lu), (w_lo, V_lo)):
+        np.testing.assert_allclose(w, np.maximum(w_dense, 0), atol=1e-9)
+        assert np.all(np.diff(w) >= -1e-12)  # increasing
+        np.testing.assert_allclose(V.T @ V, np.eye(m), atol=1e-8)
+        # eigenvectors up to rotation inside (repeated) eigenvalues: the same subspace
+        assert _same_subspace(V, V_dense) < 1e-8
+    assert np.sum(w_lo < 1e-10) == n_parts  # one zero eigenvalue per component
+
+
+def test_lobpcg_warm_start_and_bad_start():
+    L = _graph(2, 800)
+    w, V = laplacian_smallest(L, 4, dense_limit=100, lobpcg_min=0)
+    w2, V2 = laplacian_smallest(L, 4, dense_limit=100, lobpcg_min=0, start=V)
+    np.testing.assert_allclose(w2, w, atol=1e-10)
+    assert _same_subspace(V2, V) < 1e-8
+    # a useless start (constant columns) still ends at the right answer (random completion
+    # or the checked fallback)
+    w3, V3 = laplacian_smallest(L, 4, dense_limit=100, lobpcg_min=0, start=np.ones((1600, 4)))
+    np.testing.assert_allclose(w3, w, atol=1e-9)
+    assert _same_subspace(V3, V) < 1e-8
