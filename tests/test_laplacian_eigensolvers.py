@@ -53,3 +53,37 @@ def test_lobpcg_warm_start_and_bad_start():
     w3, V3 = laplacian_smallest(L, 4, dense_limit=100, lobpcg_min=0, start=np.ones((1600, 4)))
     np.testing.assert_allclose(w3, w, atol=1e-9)
     assert _same_subspace(V3, V) < 1e-8
+
+
+def test_spd_solve_matches_a_direct_solve():
+    from scipy.sparse.linalg import spsolve
+
+    from ufs.linalg import spd_solve
+
+    A = (_graph(3, 300) + 0.5 * sp.identity(900)).tocsr()
+    B = np.random.default_rng(1).standard_normal((900, 7))
+    B[:, 3] = 0.0  # a zero right-hand side gives a zero solution
+    X, ok = spd_solve(A, B)
+    assert ok
+    np.testing.assert_allclose(X, spsolve(A.tocsc(), B), rtol=0, atol=1e-10)
+    assert np.all(X[:, 3] == 0)
+    x, ok = spd_solve(A, B[:, 0])
+    assert ok and x.shape == (900,)
+    _, ok = spd_solve(A, B, maxiter=2)  # not converged: said so
+    assert not ok
+
+
+def test_sf2sog_with_cg_equals_sf2sog_with_lu(monkeypatch):
+    import ufs.methods.sf2sog as mod
+    from ufs.methods import SF2SOG
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(3, size=300)
+    X = rng.normal(size=(300, 30))
+    X[:, :5] += 4.0 * rng.normal(size=(3, 5))[y]
+    X = (X - X.mean(0)) / X.std(0)
+    lu = SF2SOG(5, 3, random_state=0).fit(X)
+    monkeypatch.setattr(mod, "CG_MIN_SAMPLES", 0)
+    cg = SF2SOG(5, 3, random_state=0).fit(X)
+    np.testing.assert_array_equal(cg.selected_features_, lu.selected_features_)
+    np.testing.assert_allclose(cg.objective_, lu.objective_, rtol=1e-8)
