@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import resource
 import signal
 import subprocess
@@ -82,8 +83,14 @@ def worker(args) -> None:
         t0, c0 = time.perf_counter(), time.process_time()
         try:
             make().fit(X)
-        except MemoryError as exc:  # a dense n x n method refusing up front
-            print(json.dumps({"error": f"refused: {str(exc)[:160]}"}))
+        except MemoryError as exc:  # a dense n x n method refusing up front, or the cap
+            need = re.search(r"needs ([0-9.]+ GiB)", str(exc))
+            what = (
+                f"refused up front: needs {need.group(1)}"
+                if need
+                else f"memory cap {args.mem_cap_gb:g} GB: {str(exc)[:80]}"
+            )
+            print(json.dumps({"error": what}))
             return
         out["seconds"] = time.perf_counter() - t0
         out["cpu_seconds"] = time.process_time() - c0
@@ -122,6 +129,9 @@ def run_one(method: str, n: int, args) -> dict:
         if args.cpu_cap:
             limit = int(args.cpu_cap) + 1  # + data generation and imports (~1 s)
             resource.setrlimit(resource.RLIMIT_CPU, (limit, limit))
+        if args.mem_cap_gb:  # address space: an allocation over it raises MemoryError
+            limit = int(args.mem_cap_gb * 2**30)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     try:
         res = subprocess.run(
@@ -152,6 +162,12 @@ def main() -> None:
         help="CPU seconds per run (RLIMIT_CPU; 0 = none); a method over it at one n is not "
         "run at larger n",
     )
+    ap.add_argument(
+        "--mem-cap-gb",
+        type=float,
+        default=8.0,
+        help="address-space limit per run (RLIMIT_AS; 0 = none): over it, MemoryError",
+    )
     ap.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (0 = as is)")
     ap.add_argument("--tracemalloc", action="store_true")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -168,7 +184,8 @@ def main() -> None:
         raise SystemExit(f"not registered: {unknown}; available: {available_methods()}")
     print(
         f"p={args.p}, h={args.h}, k={args.clusters}, threads={args.threads or 'default'}, "
-        f"CPU cap={args.cpu_cap:g}s, wall timeout={args.timeout:g}s\n"
+        f"CPU cap={args.cpu_cap:g}s, memory cap={args.mem_cap_gb:g} GB, "
+        f"wall timeout={args.timeout:g}s\n"
     )
     cols = "| method | n | CPU seconds | wall seconds | peak RSS MB |" + (
         " tracemalloc MB |" if args.tracemalloc else ""
