@@ -146,3 +146,23 @@ def test_reproduction_report_keeps_sections_of_runs_not_present(tmp_path, monkey
     assert again.count("Kept from the previous report") == 1 and "DGUFS CELLS" in again
     assert main(["reproduction", "--results", "results", "--out", "old.md", "--drop-missing"]) == 0
     assert "DGUFS CELLS" not in (tmp_path / "old.md").read_text()
+
+
+def test_budget_exceeded_cells_have_no_value(tmp_path):
+    """A method whose fits all exceeded the compute budget (NaN scores) is reported as
+    "budget exceeded", not compared, whatever the h reduction."""
+    pub = pd.DataFrame(
+        [["p", "1", "d", "slow", "acc", h, 0.5, None, ""] for h in ("best", "mean", "10")],
+        columns=["paper", "table", "dataset", "method", "metric", "h", "value", "std", "note"],
+    )
+    ours = pd.DataFrame(
+        [["d", "slow", "oracle", h, str(h), float("nan"), float("nan")] for h in (10, 20)],
+        columns=["dataset", "method", "protocol", "h", "h_label", "acc_mean", "acc_std"],
+    )
+    pub.to_csv(tmp_path / "pub.csv", index=False)
+    ours.to_csv(tmp_path / "d.csv", index=False)
+    cmp = compare_published(tmp_path / "pub.csv", [tmp_path / "d.csv"])
+    assert list(cmp["status"]) == ["budget exceeded"] * 3
+    assert cmp["ours"].isna().all() and not cmp["differs"].any()
+    md = comparison_markdown(cmp, "p")
+    assert "0 of 3 published cells computed" in md and "nan" not in md

@@ -41,8 +41,12 @@ def _ours(tables: pd.DataFrame, dataset: str, method: str, metric: str, h: str):
     scol = None if metric in ("tp", "cp") else f"{metric}_std"
     if h == "all" or (part["h_label"] == "all").all():
         row = part.iloc[0]
+        if pd.isna(row[col]):
+            return None, None, "budget exceeded"
         return float(row[col]), (float(row[scol]) if scol else None), "ok"
     part = part[part["h_label"] != "all"]
+    if part[col].isna().all():  # every fit over the compute budget: no value to compare
+        return None, None, "budget exceeded"
     if h in ("best", "unstated"):
         row = part.loc[part[col].idxmax()]
         return (
@@ -56,7 +60,13 @@ def _ours(tables: pd.DataFrame, dataset: str, method: str, metric: str, h: str):
     if sel.empty:
         return None, None, f"h={h} not run"
     row = sel.iloc[0]
+    if pd.isna(row[col]):  # the fit exceeded the compute budget
+        return None, None, "budget exceeded"
     return float(row[col]), (float(row[scol]) if scol else None), "ok"
+
+
+#: statuses of a published cell for which we have no value
+NO_VALUE = ("not run", "budget exceeded")
 
 
 def compare_published(published_csv: str | Path, table_csvs: list[str | Path]) -> pd.DataFrame:
@@ -95,7 +105,7 @@ def compare_published(published_csv: str | Path, table_csvs: list[str | Path]) -
 
 
 def comparison_markdown(cmp: pd.DataFrame, paper: str) -> str:
-    done = cmp[cmp["status"] != "not run"]
+    done = cmp[~cmp["status"].isin(NO_VALUE)]
     lines = [
         f"## {paper}",
         "",
@@ -111,8 +121,8 @@ def comparison_markdown(cmp: pd.DataFrame, paper: str) -> str:
         pub = f"{r['published']:.3f}" + (
             f" ± {r['published_std']:.3f}" if pd.notna(r["published_std"]) else ""
         )
-        if r["status"] == "not run":
-            ours, diff, flag = "—", "—", "not run"
+        if r["status"] in NO_VALUE:
+            ours, diff, flag = "—", "—", r["status"]
         else:
             ours = f"{r['ours']:.3f}" + (
                 f" ± {r['ours_std']:.3f}" if pd.notna(r["ours_std"]) else ""
@@ -136,7 +146,7 @@ def write_comparison(published_csv, table_csvs, out_csv, out_md, out_png, paper:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    done = cmp[(cmp["status"] != "not run") & cmp["metric"].isin(["acc", "nmi", "ari", "ne"])]
+    done = cmp[~cmp["status"].isin(NO_VALUE) & cmp["metric"].isin(["acc", "nmi", "ari", "ne"])]
     fig, ax = plt.subplots(figsize=(5, 5))
     for metric, g in done.groupby("metric"):
         ax.scatter(g["published"], g["ours"], s=14, label=metric)
