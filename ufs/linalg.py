@@ -285,6 +285,12 @@ def extreme_eigenvectors(
         M = (M + M.T) / 2.0
         lo, hi = (0, m - 1) if which == "smallest" else (n - m, n - 1)
         w, V = sla.eigh(M, subset_by_index=[lo, hi], check_finite=False)
+        if V.shape[1] != m:
+            # LAPACK's subset driver (dsyevr, MRRR) can return fewer vectors than asked
+            # when the wanted eigenvalues are (nearly) equal - seen on SF2SOG's reduced
+            # matrix with a doubled top eigenvalue: all of them by divide and conquer
+            w, V = sla.eigh(M, driver="evd", check_finite=False)
+            w, V = w[lo : hi + 1], V[:, lo : hi + 1]
     else:
         v0 = np.random.default_rng(seed).standard_normal(n)
         w, V = spla.eigsh(A, k=m, which="SA" if which == "smallest" else "LA", v0=v0)
