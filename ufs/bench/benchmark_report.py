@@ -250,12 +250,6 @@ def _secs(x: float) -> str:
     return f"{x:.2f}" if x < 10 else (f"{x:.1f}" if x < 1000 else f"{x:.0f}")
 
 
-def _p(p: float | None) -> str:
-    if p is None:
-        return "n/a"
-    return f"{p:.2g}" if p >= 1e-3 else f"{p:.1e}"
-
-
 def _mark(status: Any) -> str:
     return STATUS_MARK.get(status, "") if isinstance(status, str) else ""
 
@@ -474,16 +468,7 @@ def _rank_rows(results: list[ranking.RankResult]) -> list[list[str]]:
 def _stats_rows(results: list[ranking.RankResult], figures: dict) -> list[list[str]]:
     rows = []
     for r in results:
-        if r.applicable:
-            cells = [
-                f"{r.statistic:.2f}",
-                _p(r.pvalue),
-                f"{r.iman_davenport:.2f}",
-                _p(r.iman_davenport_p),
-                f"{r.cd:.2f}",
-            ]
-        else:
-            cells = ["n/a"] * 5
+        cells = ranking.statistics_cells(r)
         fig = figures.get((r.protocol, r.metric))
         link = f"[diagram]({fig})" if fig else "–"
         rows.append([TITLES[r.protocol], r.metric.upper(), str(r.k), str(r.n)] + cells + [link])

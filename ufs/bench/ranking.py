@@ -292,6 +292,20 @@ def _fmt_p(p: float | None) -> str:
     return f"{p:.2g}" if p >= 1e-3 else f"{p:.1e}"
 
 
+def statistics_cells(result: RankResult) -> list[str]:
+    """Friedman χ², its p, Iman-Davenport F, its p and the CD of ``result`` as table
+    cells (``n/a`` where the test does not apply)."""
+    if not result.applicable:
+        return ["n/a"] * 5
+    return [
+        f"{result.statistic:.2f}",
+        _fmt_p(result.pvalue),
+        f"{result.iman_davenport:.2f}",
+        _fmt_p(result.iman_davenport_p),
+        f"{result.cd:.2f}",
+    ]
+
+
 def cd_figure_name(protocol: str, metric: str) -> str:
     return f"cd_{protocol}_{metric}.png"
 
@@ -342,16 +356,7 @@ def overview_markdown(results: list[RankResult], figure_dir: str = "figures") ->
     ]
     for r in results:
         fig = f"{figure_dir}/{cd_figure_name(r.protocol, r.metric)}"
-        if r.applicable:
-            cells = [
-                f"{r.statistic:.2f}",
-                _fmt_p(r.pvalue),
-                f"{r.iman_davenport:.2f}",
-                _fmt_p(r.iman_davenport_p),
-                f"{r.cd:.2f}",
-            ]
-        else:
-            cells = ["n/a"] * 5
+        cells = statistics_cells(r)
         lines.append(
             f"| {PROTOCOL_TITLES[r.protocol]} | {r.metric.upper()} | {r.k} | {r.n} | "
             + " | ".join(cells)
