@@ -347,6 +347,11 @@ def test_cli_writes_the_report(full, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert f"wrote {out}" in printed and "data sets with results 3 of the config's 4" in printed
     assert out.read_text().startswith("# UFS-bench")
+    assert "How this run was made" not in out.read_text()
+    assert (
+        main(argv + ["--out", str(out), "--img-dir", str(tmp_path / "img"), "--note", "X y"]) == 0
+    )
+    assert "**How this run was made:** X y" in out.read_text()
 
 
 def test_cli_exits_2_on_a_results_dir_without_tables(full, tmp_path, capsys):

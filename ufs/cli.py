@@ -230,7 +230,9 @@ def _benchmark_report(args: argparse.Namespace) -> int:
         print(f"error: no config file {args.config}", file=sys.stderr)
         return 2
     try:
-        text = benchmark_report(args.results, args.config, args.out, img_dir=args.img_dir)
+        text = benchmark_report(
+            args.results, args.config, args.out, img_dir=args.img_dir, note=args.note
+        )
     except NoResultsError as exc:
         print(f"error: {exc}; run the benchmark workflow first", file=sys.stderr)
         return 2
@@ -297,6 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--config", default="config/experiments/benchmark.yaml")
     bench.add_argument("--out", default="docs/benchmark.md")
     bench.add_argument("--img-dir", default="docs/img", help="where the CD diagrams go")
+    bench.add_argument(
+        "--note", default="", help="how the run was made (overrides, slices): shown under the scope"
+    )
     par = sub.add_parser("parity", help="compare with the authors' code's reference outputs")
     par.add_argument("--root", default=None, help="shared/parity folder (default: beside the repo)")
     par.add_argument("--out", default="docs/parity.md")

@@ -23,9 +23,10 @@ Missing scores: the comparison needs every method on every data set.
 
 * A method whose fits on a data set exceeded the compute budget (status
   ``budget_exceeded`` at any ``h``: it has no score there, :mod:`ufs.bench.budget`) is
-  **ranked last** on that data set, the convention of Demšar (2006)-style rank comparisons
-  for a method that fails on a data set; several such methods share the average of the
-  last ranks (the score counts as ``-inf``). The pairs are reported
+  **ranked last** on that data set (our choice: a method that cannot produce a result
+  within the budget is worse than every one that can; dropping the data set instead would
+  let the slowest method decide which data sets count); several such methods share the
+  average of the last ranks (the score counts as ``-inf``). The pairs are reported
   (``budget_ranked_last``) and marked ``§``.
 * Otherwise, data sets on which a compared method has no score are dropped; if fewer than
   two data sets would remain, the methods missing somewhere are dropped instead. Both are
@@ -325,8 +326,8 @@ def overview_markdown(results: list[RankResult], figure_dir: str = "figures") ->
         "significantly different (bars in the CD diagrams). † / ‡: at least one fit behind the "
         "method's scores did not converge / diverged (see *Solver failures*). §: the method's "
         "fits exceeded the compute budget on some data set, where it has no score and is "
-        "ranked last (the convention of rank comparisons after Demšar 2006 for a method that "
-        "fails on a data set).",
+        "ranked last there (this project's convention; dropping the data set would let the "
+        "slowest method decide which data sets count).",
         "",
     ]
     cols = [r for r in results if not r.avg_rank.empty]
