@@ -105,9 +105,10 @@ def test_graph_jobs_only_for_graphs_several_fit_jobs_share(tmp_path, tasks_per_j
         assert rules.get("graph", 0) == sum(n > 1 for n in users.values()) >= 1
 
 
-def test_summary_counts_every_job(tmp_path):
-    """The summary's time shares read the benchmark file of every job but its own: the
-    MLflow and aggregation jobs are among its ancestors."""
+def test_summary_counts_the_aggregation_jobs_not_mlflow(tmp_path):
+    """The summary's time shares read the aggregation jobs' benchmark files too, but it
+    does not wait for the MLflow jobs (a tracking server that is down must not cost the
+    tables and the summary: tests/test_mlflow_server.py)."""
     config = {
         "output_dir": "results",
         "resources_dir": "resources",
@@ -117,4 +118,4 @@ def test_summary_counts_every_job(tmp_path):
     rules = _dry_run_rules(tmp_path, config, "--forceall", "results/summary.md")
     for rule in ("download", "standardize", "fit", "evaluate", "aggregate_dataset"):
         assert rules.get(rule) == 1, rule
-    assert rules.get("track") == 1 and rules.get("mlflow_init") == 1
+    assert "track" not in rules and "mlflow_init" not in rules

@@ -511,8 +511,9 @@ def write_summary(
         ranking.details_markdown(results),
         "## Time",
         "",
-        f"Jobs: {timing['jobs']} (every job but this summary's own: data, graph, fit, "
-        f"evaluate, MLflow, tables); job wall time summed over jobs: "
+        f"Jobs: {timing['jobs']} (data, graph, fit, evaluate and table jobs; not this "
+        f"summary's own nor the MLflow jobs, which run beside it: "
+        f"`benchmarks/pipeline_overhead.py` counts every job); job wall time summed over jobs: "
         f"{timing['job_wall_seconds']:.1f} s; in solvers: {timing['solver_seconds']:.1f} s; "
         f"in kNN graphs built by fit jobs: {timing.get('graph_seconds', 0.0):.1f} s; "
         f"in k-means evaluation: {timing['kmeans_seconds']:.1f} s; share outside methods and "
