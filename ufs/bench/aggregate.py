@@ -311,7 +311,8 @@ def write_dataset_outputs(
 def fit_records(evaluation_files: list[str | Path]) -> pd.DataFrame:
     """One row per fit (a ranking fit serves every h; replicates are separate fits):
     ``dataset`` (instance), ``base``, ``method``, ``pid``, ``fit`` label, ``status``,
-    ``n_iter``, ``in_grid``, ``label_free``."""
+    ``n_iter``, ``in_grid``, ``label_free``, ``fit_seconds``, ``budget_reason`` (a fit over
+    the compute budget), ``budget_seconds`` (the budget it ran under) and ``restarts``."""
     seen: dict[tuple, dict[str, Any]] = {}
     cache: dict = {}
     for ev in read_evaluations(evaluation_files):
@@ -330,8 +331,13 @@ def fit_records(evaluation_files: list[str | Path]) -> pd.DataFrame:
                 "n_iter": row.get("fit_info", {}).get("n_iter"),
                 "in_grid": ev["in_grid"],
                 "label_free": ev["label_free"],
+                "fit_seconds": float(row.get("fit_seconds") or 0.0),
+                "budget_reason": row.get("budget_reason", ""),
+                "budget_seconds": ev.get("budget_seconds"),
+                "restarts": ev.get("restarts"),
             }
     cols = ["dataset", "base", "method", "pid", "fit", "status", "n_iter", "in_grid", "label_free"]
+    cols += ["fit_seconds", "budget_reason", "budget_seconds", "restarts"]
     return pd.DataFrame.from_records(list(seen.values()), columns=cols)
 
 

@@ -25,8 +25,10 @@ import numpy as np
 import pandas as pd
 
 from . import ranking
+from .aggregate import FAILED, fit_records
+from .config import REPLICATE_SEP
 from .io import read_json, write_text
-from .status import STATUS_MARK, fit_label
+from .status import STATUS_MARK
 
 __all__ = [
     "NoResultsError",
@@ -41,8 +43,7 @@ SCOPE_PREFIX = "**Scope:** "
 REFERENCE = "all_features"  # the all-features reference: shown beside, never "best"
 TITLES = {"label_free": "label-free", "oracle": "label-tuned"}
 BUDGET = "budget_exceeded"
-FAILURES = ("not_converged", "diverged", BUDGET)
-_REPLICATE_SEP = "-r"  # ufs.bench.config.REPLICATE_SEP: <dataset>-r<i> instances
+FAILURES = FAILED  # not converged, diverged, budget exceeded (ufs.bench.aggregate)
 _BUDGET_RE = re.compile(r"over ([0-9.eE+]+) CPU-s")
 
 
@@ -91,75 +92,29 @@ def read_tables(results_dir: Path) -> pd.DataFrame:
     return pd.concat([pd.read_csv(f) for f in csvs], ignore_index=True)
 
 
-def _status_of(ev: dict[str, Any], row: dict[str, Any], cache: dict) -> str:
-    """The row's recorded ``fit_status`` (older files: computed as the aggregate step does)."""
-    if "fit_status" in row:
-        return row["fit_status"]
-    from .aggregate import _row_status
-
-    return _row_status(ev, row, cache)
-
-
 def _instance_base(instance: str, datasets: set[str]) -> str | None:
     if instance in datasets:
         return instance
-    base = instance.rsplit(_REPLICATE_SEP, 1)[0]
+    base = instance.rsplit(REPLICATE_SEP, 1)[0]
     return base if base in datasets else None
 
 
 def read_fits(results_dir: Path, datasets: list[str]) -> pd.DataFrame:
-    """One row per fit of the given data sets (a ranking fit serves every h; replicates
-    are separate fits): ``dataset``, ``instance``, ``method``, ``pid``, ``fit``,
-    ``label_free``, ``in_grid``, ``status``, ``fit_seconds``, ``budget_reason``,
-    ``budget_seconds`` (recorded, if any) and ``restarts``."""
+    """One row per fit of the given data sets (:func:`ufs.bench.aggregate.fit_records`,
+    a ranking fit serves every h; replicates are separate fits): ``dataset`` (the config's
+    name), ``instance``, ``method``, ``pid``, ``fit``, ``label_free``, ``in_grid``,
+    ``status``, ``fit_seconds``, ``budget_reason``, ``budget_seconds`` (recorded, if any)
+    and ``restarts``."""
     wanted = set(datasets)
-    seen: dict[tuple, dict[str, Any]] = {}
-    cache: dict = {}
-    for folder in sorted((results_dir / "evaluations").glob("*")):
-        base = _instance_base(folder.name, wanted)
-        if base is None:
-            continue
-        for path in sorted(folder.glob("*.json")):
-            for ev in read_json(path)["evaluations"]:
-                _add_fits(ev, base, seen, cache)
-    cols = [
-        "dataset",
-        "instance",
-        "method",
-        "pid",
-        "fit",
-        "label_free",
-        "in_grid",
-        "status",
-        "fit_seconds",
-        "budget_reason",
-        "budget_seconds",
-        "restarts",
+    files = [
+        path
+        for folder in sorted((results_dir / "evaluations").glob("*"))
+        if _instance_base(folder.name, wanted) is not None
+        for path in sorted(folder.glob("*.json"))
     ]
-    return pd.DataFrame.from_records(list(seen.values()), columns=cols)
-
-
-def _add_fits(ev: dict[str, Any], base: str, seen: dict, cache: dict) -> None:
-    recorded = ev.get("fit_budget_seconds", ev.get("budget_seconds"))
-    for row in ev["results"]:
-        key = (ev["dataset"], ev["method"], ev["pid"], fit_label(ev["kind"], row["h"]))
-        if key in seen:
-            continue
-        info = row.get("fit_info") or {}
-        seen[key] = {
-            "dataset": ev.get("dataset_base", base),
-            "instance": ev["dataset"],
-            "method": ev["method"],
-            "pid": ev["pid"],
-            "fit": key[-1],
-            "label_free": bool(ev["label_free"]),
-            "in_grid": bool(ev["in_grid"]),
-            "status": _status_of(ev, row, cache),
-            "fit_seconds": float(row.get("fit_seconds") or 0.0),
-            "budget_reason": row.get("budget_reason", ""),
-            "budget_seconds": info.get("budget_seconds", recorded),
-            "restarts": ev.get("restarts"),
-        }
+    fits = fit_records(files).rename(columns={"dataset": "instance", "base": "dataset"})
+    cols = ["dataset", "instance", "method", "pid", "fit", "label_free", "in_grid", "status"]
+    return fits[cols + ["fit_seconds", "budget_reason", "budget_seconds", "restarts"]]
 
 
 def _column_sum(t: pd.DataFrame, col: str) -> float:
@@ -475,27 +430,16 @@ def _stats_rows(results: list[ranking.RankResult], figures: dict) -> list[list[s
     return rows
 
 
-def _last_text(last: dict[str, Any]) -> str:
+def _last_text(last: dict[str, list[str]]) -> str:
     """``RankResult.budget_ranked_last`` (method → data sets) in words."""
-    return "; ".join(
-        f"`{m}` on {', '.join(map(str, ds)) if isinstance(ds, list | tuple | set) else ds}"
-        for m, ds in last.items()
-    )
+    return "; ".join(f"`{m}` on {', '.join(ds)}" for m, ds in last.items())
 
 
 def _rank_notes(results: list[ranking.RankResult]) -> list[str]:
-    lines = []
-    for r in results:
-        what = f"{TITLES[r.protocol]} {r.metric.upper()}"
-        if r.note:
-            lines.append(f"- {what}: {r.note}.")
-        for d, ms in r.dropped_datasets.items():
-            lines.append(f"- {what}: data set {d} dropped (no score for {_code(ms)}).")
-        for m, ds in r.dropped_methods.items():
-            lines.append(f"- {what}: method `{m}` dropped (no score on {', '.join(ds)}).")
-        last = getattr(r, "budget_ranked_last", {}) or {}
-        if last:
-            lines.append(f"- {what}: ranked last for exceeding the budget: {_last_text(last)}.")
+    def budget(what: str, last: dict[str, Any], name) -> list[str]:
+        return [f"- {what}: ranked last for exceeding the budget: {_last_text(last)}."]
+
+    lines = ranking.rank_notes(results, titles=TITLES, name=lambda n: f"`{n}`", budget_lines=budget)
     return lines + ([""] if lines else [])
 
 
@@ -572,7 +516,7 @@ def _best_section(run: Run) -> list[str]:
         "",
         "Best and runner-up method by the mean over h of the mean over restarts (%); "
         f"`{REFERENCE}` (no selection) is the reference beside them, not a candidate; a method "
-        f"over the budget ({STATUS_MARK.get(BUDGET, '§')}) is not a candidate on that data set.",
+        f"over the budget ({STATUS_MARK[BUDGET]}) is not a candidate on that data set.",
         "",
     ]
     for metric in ranking.METRICS:
@@ -805,7 +749,7 @@ def _reading(run: Run, alpha: float) -> list[str]:
         f"A score is the mean over the data set's h grid of the mean over {restarts} k-means "
         "restarts (ACC, NMI in %). Ranks: 1 = best, per data set (ties averaged), then "
         "averaged over the data sets; a method that exceeded the per-fit budget on a data "
-        f"set ({STATUS_MARK.get(BUDGET, '§')}) is ranked last there (this project's convention: dropping the data set instead would let the slowest method decide which data sets count; the tests are Demšar's, JMLR 7, 2006). "
+        f"set ({STATUS_MARK[BUDGET]}) is ranked last there (this project's convention: dropping the data set instead would let the slowest method decide which data sets count; the tests are Demšar's, JMLR 7, 2006). "
         "The Friedman test asks whether all methods are equivalent; CD is the Nemenyi "
         f"critical difference at α = {alpha:g}: methods whose average ranks differ by less "
         "than CD are not significantly different (joined by a bar in the diagrams). " + _legend(),

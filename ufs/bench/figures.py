@@ -12,7 +12,8 @@ tables, and the *references* (no selection, chance, largest variance), always gr
   gap to the lowest objective value the fit reached on a symlog axis; a diverged curve
   stops at its last finite value, marked ×.
 * ``runtime.png``: wall-clock fit time per fit (label-free settings); the kNN graph of a
-  graph-based method is built once per data set in its own job and **not** included. A
+  graph-based method is built once per data set (in the fit job that uses it, or in a graph
+  job when several share it) and **not** included. A
   method with a fit over the compute budget gets a cross-hatched bar at the longest time
   spent (where it was stopped) and a ``§ budget exceeded`` label.
 

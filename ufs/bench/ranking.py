@@ -364,21 +364,43 @@ def overview_markdown(results: list[RankResult], figure_dir: str = "figures") ->
             + f" | [{fig}]({fig}) |"
         )
     lines.append("")
-    for r in results:
-        what = f"{PROTOCOL_TITLES[r.protocol]} {r.metric.upper()}"
-        if r.note:
-            lines.append(f"- {what}: {r.note}.")
-        for d, ms in r.dropped_datasets.items():
-            lines.append(f"- {what}: data set {d} dropped (no score for {', '.join(ms)}).")
-        for m, ds in r.dropped_methods.items():
-            lines.append(f"- {what}: method {m} dropped (no score on {', '.join(ds)}).")
-        for m, ds in r.budget_ranked_last.items():
-            lines.append(
-                f"- {what}: method {m} ranked last on {', '.join(ds)} (budget exceeded §)."
-            )
+    lines += rank_notes(results)
     if lines[-1] != "":
         lines.append("")
     return "\n".join(lines)
+
+
+def _budget_lines(what: str, ranked_last: dict[str, list[str]], name) -> list[str]:
+    return [
+        f"- {what}: method {name(m)} ranked last on {', '.join(ds)} (budget exceeded §)."
+        for m, ds in ranked_last.items()
+    ]
+
+
+def rank_notes(
+    results: list[RankResult],
+    *,
+    titles: dict[str, str] = PROTOCOL_TITLES,
+    name=str,
+    budget_lines=_budget_lines,
+) -> list[str]:
+    """Markdown list items of what each comparison left out or ranked last: why a test
+    does not apply, dropped data sets and methods, methods over the budget (formatted by
+    ``budget_lines(what, ranked_last, name)``). ``name`` formats a method name."""
+    lines = []
+    for r in results:
+        what = f"{titles[r.protocol]} {r.metric.upper()}"
+        if r.note:
+            lines.append(f"- {what}: {r.note}.")
+        for d, ms in r.dropped_datasets.items():
+            lines.append(
+                f"- {what}: data set {d} dropped (no score for {', '.join(map(name, ms))})."
+            )
+        for m, ds in r.dropped_methods.items():
+            lines.append(f"- {what}: method {name(m)} dropped (no score on {', '.join(ds)}).")
+        if r.budget_ranked_last:
+            lines += budget_lines(what, r.budget_ranked_last, name)
+    return lines
 
 
 def details_markdown(results: list[RankResult]) -> str:

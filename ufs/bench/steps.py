@@ -187,11 +187,12 @@ def _log_fit(method: str, pid: str, params: dict[str, Any], h, seconds: float, e
     )
 
 
-def _budget_fact(h, seconds: float, reason: str, warnings_=()) -> dict[str, Any]:
+def _budget_fact(h, seconds: float, reason: str, warnings_=(), cpu: float = 0.0) -> dict[str, Any]:
     """The recorded facts of a fit stopped (or skipped) for the compute budget."""
     return {
         "h": h,
         "fit_seconds": seconds,
+        "fit_cpu_seconds": cpu,
         "fit_info": {"budget_exceeded": True},
         "warnings": sorted(warnings_),
         "budget_exceeded": True,
@@ -248,11 +249,10 @@ def _fit_task(
             except BUDGET_ERRORS as exc:
                 exceeded = exc
         seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+        messages = {f"{w.category.__name__}: {w.message}" for w in caught}
         if exceeded is not None:
-            caught_ = {f"{w.category.__name__}: {w.message}" for w in caught}
-            fits[label] = _budget_fact(h, seconds, budget_reason(exceeded), caught_)
+            fits[label] = _budget_fact(h, seconds, budget_reason(exceeded), messages, cpu)
             _log_fit(method, pid, params, h, seconds, est, fits[label])
-            fits[label]["fit_cpu_seconds"] = cpu
             if isinstance(exceeded, FitBudgetExceeded):
                 skip = f"{SKIPPED_REASON} (h={h}: {fits[label]['budget_reason']})"
             continue
@@ -267,7 +267,7 @@ def _fit_task(
             "fit_seconds": seconds,
             "fit_cpu_seconds": cpu,  # process CPU time: what a loaded machine does not inflate
             "fit_info": _scalar_attributes(est),
-            "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught}),
+            "warnings": sorted(messages),
         }
         _log_fit(method, pid, params, h, seconds, est, fits[label])
     return arrays, fits
