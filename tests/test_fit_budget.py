@@ -322,23 +322,17 @@ def test_figures_draw_budget_exceeded(tmp_path, monkeypatch):
 
 # -- ranks across data sets -------------------------------------------------------------
 def _tables(scores: dict[str, dict[str, float | None]], hs=("5", "10")) -> pd.DataFrame:
-    """Per-data-set table rows; a ``None`` score is a method over the budget there."""
-    rows = []
-    for d, per in scores.items():
-        for m, v in per.items():
-            for h in hs:
-                rows.append(
-                    {
-                        "dataset": d,
-                        "protocol": "label_free",
-                        "method": m,
-                        "h_label": h,
-                        "acc_mean": np.nan if v is None else v,
-                        "nmi_mean": np.nan if v is None else v,
-                        "status": "budget_exceeded" if v is None else "ok",
-                    }
-                )
-    return pd.DataFrame(rows)
+    """Per-data-set table rows (``tests/test_ranking.py``); a ``None`` score is a method
+    over the budget there."""
+    from .test_ranking import _tables as tables
+
+    filled = {
+        d: {m: np.nan if v is None else v for m, v in per.items()} for d, per in scores.items()
+    }
+    over = {
+        (d, m): "budget_exceeded" for d, per in scores.items() for m, v in per.items() if v is None
+    }
+    return tables(filled, hs=hs, status=over)
 
 
 def test_a_method_over_the_budget_is_ranked_last_not_dropped(tmp_path, monkeypatch):

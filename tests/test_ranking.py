@@ -10,8 +10,12 @@ from scipy import stats
 from ufs.bench import ranking
 
 
-def _tables(scores: dict[str, dict[str, float]], protocol="label_free", hs=("5", "10"), **extra):
-    """Per-data-set table rows: scores[dataset][method] at every h (ACC and NMI alike)."""
+def _tables(
+    scores: dict[str, dict[str, float]], protocol="label_free", hs=("5", "10"), status=None
+):
+    """Per-data-set table rows: scores[dataset][method] at every h (ACC and NMI alike);
+    ``status[(dataset, method)]`` where not ``ok``."""
+    status = status or {}
     rows = []
     for d, per in scores.items():
         for m, v in per.items():
@@ -24,7 +28,7 @@ def _tables(scores: dict[str, dict[str, float]], protocol="label_free", hs=("5",
                         "h_label": h,
                         "acc_mean": v,
                         "nmi_mean": v,
-                        "status": extra.get((d, m), "ok"),
+                        "status": status.get((d, m), "ok"),
                     }
                 )
     return pd.DataFrame(rows)
