@@ -9,7 +9,7 @@ N(0, 0.5²) noise on every feature, then z-scored (the workflow's default input 
 
 For each ``p``: wall and CPU seconds of :func:`ufs.graph.knn_indices` with
 ``algorithm="exact"`` (scikit-learn brute force, float64) and ``"approximate"`` (faiss
-HNSW, ``ufs.graph.HNSW_*``), their ratio, and recall@5 / recall@k of the approximate
+NN-descent, ``ufs.graph.NND_*``), their ratio, and recall@5 / recall@k of the approximate
 neighbours against exact search on ``--queries`` random query points (the sample itself
 excluded, as in ``knn_indices``). ``--exact-sample M`` times exact search of ``M`` query
 points against all ``n`` and scales by ``n / M`` (brute force is linear in the queries),

@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 
 import ufs.validation as validation
-from ufs.methods import DGUFS, FSASL, GOLFS
+from ufs.methods import DGUFS, FSASL, GOLFS, SF2SOG
 from ufs.methods import dgufs as dgufs_mod
 from ufs.methods import fsasl as fsasl_mod
 from ufs.methods import golfs as golfs_mod
+from ufs.methods import sf2sog as sf2sog_mod
 from ufs.validation import check_dense_memory, dense_memory_cap, max_dense_n
 
-CAP = 10**6  # 1 MB: n = 400 is refused by every method, n = 100 fits
+CAP = 10**6  # 1 MB: n = 400 is refused by every method, n = 80 fits
 
 
 @pytest.fixture(autouse=True)
@@ -45,6 +46,11 @@ CASES = [
         lambda: FSASL(2, 2, max_iter=1),
         lambda n, d: fsasl_mod.DENSE_ARRAYS,
     ),
+    (
+        "SF2SOG(graph_support='full')",
+        lambda: SF2SOG(2, 2, graph_support="full", max_iter=1),
+        lambda n, d: sf2sog_mod.FULL_SUPPORT_ARRAYS,
+    ),
 ]
 
 
@@ -72,8 +78,8 @@ def test_refuses_large_n_before_allocating(what, make, k, rng, monkeypatch):
 
 @pytest.mark.parametrize(("what", "make", "k"), CASES, ids=[c[0] for c in CASES])
 def test_small_n_passes(what, make, k, rng):
-    X = rng.normal(size=(100, 5))
-    assert 8 * k(100, 5) * 100**2 <= CAP
+    X = rng.normal(size=(80, 5))
+    assert 8 * k(80, 5) * 80**2 <= CAP
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 2 iterations: convergence warnings expected
         make().fit(X)
@@ -85,6 +91,25 @@ def test_fsasl_lars_and_golfs_wide_counts(rng):
     assert golfs_mod.dense_arrays(100, 100) == 5  # n × n systems (d ≥ n)
     with pytest.raises(MemoryError, match="5 dense"):
         GOLFS(2, 2).fit(rng.normal(size=(170, 180)))  # 5 · 8 · 170² > 1 MB > 3 · 8 · 170²
+
+
+def test_sf2sog_full_support_peak_is_within_its_count(rng, monkeypatch):
+    """The array count of the refusal bounds the measured peak (tracemalloc)."""
+    import tracemalloc
+
+    SF2SOG(2, 2).fit(rng.normal(size=(400, 5)))  # the kNN support is not capped (1 MB cap)
+    monkeypatch.setattr(validation, "DENSE_MEMORY_CAP", 10**9)
+    n = 400
+    X = rng.normal(size=(n, 30))
+    tracemalloc.start()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            SF2SOG(10, 3, graph_support="full", max_iter=3).fit(X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert 10 * 8 * n * n < peak <= sf2sog_mod.FULL_SUPPORT_ARRAYS * 8 * n * n
 
 
 @pytest.mark.parametrize("k", [1, 3, 5, 8])

@@ -1,4 +1,4 @@
-"""Approximate kNN search for large n (issue 15, "Scale"): the HNSW path of
+"""Approximate kNN search for large n (issue 15, "Scale"): the NN-descent path of
 ``ufs.graph.knn_indices`` — recall, determinism, the ``auto`` switch, the graph
 conventions it shares with exact search, and the workflow's graph cache key."""
 
@@ -73,7 +73,7 @@ def test_approximate_graph_follows_the_exact_conventions(weight):
     assert sp.isspmatrix_csr(Sa) and Sa.has_sorted_indices
     assert abs(Sa - Sa.T).max() == 0 and Sa.diagonal().max() == 0
     assert np.all(np.diff(Sa.indptr) >= 5)
-    # on a 1 500-point problem the HNSW graph finds (nearly) every exact edge, and the
+    # on a 1 500-point problem NN-descent finds (nearly) every exact edge, and the
     # weights on shared edges are the exact path's
     shared = Sa.multiply(Se > 0)
     assert shared.nnz >= 0.98 * Se.nnz
@@ -98,14 +98,44 @@ def test_auto_is_exact_below_the_threshold_and_approximate_above(monkeypatch):
 
     monkeypatch.setattr(graph, "EXACT_MAX_SAMPLES", 500)
     calls = []
-    real = graph._search_hnsw
-    monkeypatch.setattr(graph, "_search_hnsw", lambda X, k: calls.append(k) or real(X, k))
+    real = graph._nn_descent
+    monkeypatch.setattr(graph, "_nn_descent", lambda X, k: calls.append(k) or real(X, k))
     auto = knn_graph(X, 5, weight="heat")
-    assert calls == [6]
+    assert calls == [5]
     assert (auto != knn_graph(X, 5, weight="heat", algorithm="approximate")).nnz == 0
     assert len(calls) == 2
     knn_graph(X, 5, algorithm="exact")  # an explicit "exact" wins over the size rule
     assert len(calls) == 2
+
+
+def test_small_problems_and_incomplete_rows_are_searched_exactly(monkeypatch):
+    X = planted_mixture(n=graph.NND_MIN_SAMPLES, p=6, seed=5)
+    exact = knn_indices(X, 5, algorithm="exact")
+    small = knn_indices(X, 5, algorithm="approximate")  # too few points for NN-descent
+    assert all(np.array_equal(a, b) for a, b in zip(small, exact, strict=True))
+    X = planted_mixture(n=400, p=6, seed=5)
+    exact = knn_indices(X, 5, algorithm="exact")
+    assert np.array_equal(
+        knn_indices(X, X.shape[0] - 2, algorithm="approximate")[0][:, :5], exact[0]
+    )
+
+    import faiss
+
+    real = faiss.vector_to_array
+
+    def damaged(v):  # NN-descent leaving holes, repeats and a self-loop in three rows
+        out = real(v).copy()
+        K = out.size // X.shape[0]
+        out[3 * K] = -1
+        out[7 * K + 1] = out[7 * K]
+        out[11 * K] = 11
+        return out
+
+    monkeypatch.setattr(faiss, "vector_to_array", damaged)
+    idx, dist = knn_indices(X, 5, algorithm="approximate")
+    for r in (3, 7, 11):
+        np.testing.assert_array_equal(idx[r], exact[0][r])
+        np.testing.assert_allclose(dist[r], exact[1][r], rtol=1e-12)
 
 
 def test_unknown_algorithm_is_rejected():

@@ -25,7 +25,7 @@ from sklearn.utils import check_random_state
 
 from ..base import Selection, UFSSelector
 from ..linalg import extreme_eigenvectors, project_rows_l20, row_norms, spd_solve, top_rows
-from ..validation import resolve_init
+from ..validation import check_dense_memory, resolve_init
 from ._optimal_graph import (
     SYMMETRIC_ORDERING,
     graph_objective_terms,
@@ -34,11 +34,17 @@ from ._optimal_graph import (
     sym_laplacian,
 )
 
-__all__ = ["SF2SOG", "ipu_support", "sparse_pca_ipu"]
+__all__ = ["SF2SOG", "FULL_SUPPORT_ARRAYS", "ipu_support", "sparse_pca_ipu"]
 
 #: above this many samples ``(L + λI)⁻¹`` is applied by conjugate gradients
 #: (:func:`ufs.linalg.spd_solve`, relative residual 1e-12) instead of a sparse LU
 CG_MIN_SAMPLES = 5000
+#: ``graph_support="full"``: peak memory in dense ``n × n`` float64 equivalents — the pair
+#: lists (rows, columns, weights and distances over all ``n(n − 1)`` pairs), ``G`` and its
+#: Laplacian as sparse matrices with ~n² entries, the dense Laplacian, ``L + λI`` and its
+#: Cholesky copy. Measured with ``tracemalloc``: 13.6–13.8 × 8n² bytes at n = 400–1 200
+#: (``tests/test_dense_memory.py`` checks the bound); refused above the shared cap.
+FULL_SUPPORT_ARRAYS = 14
 #: up to this many features ``M`` (p × p) is formed densely; above, it is an operator
 _DENSE_P_LIMIT = 2000
 
@@ -222,7 +228,10 @@ class SF2SOG(UFSSelector):
       reaches an objective 23–33× lower than the default fit's (11 planted), for
       λ ∈ {1e-6, 1, 1e6}. LapScore on the same graph picks none of the pairs.
 
-    Dense matrices (``graph_support="knn"``): none ``n × n``. ``L (L + λI)^{-1} X``
+    Dense matrices (``graph_support="knn"``): none ``n × n``. ``graph_support="full"``
+    holds about ``FULL_SUPPORT_ARRAYS`` (14) ``n × n`` float64 equivalents and is refused
+    up front above the shared dense-memory cap (:func:`ufs.validation.check_dense_memory`;
+    n = 8 757 at 8 GiB). ``L (L + λI)^{-1} X``
     (n × p) is computed by one sparse LU solve per iteration; ``M`` is a dense ``p × p``
     matrix when ``p ≤ 2000``; above, only ``MW``, ``M_JJ`` and ``λ_max(M)`` (Lanczos)
     are computed from the ``n × p`` factors.
@@ -295,6 +304,13 @@ class SF2SOG(UFSSelector):
         h = self._h
         m = min(self._k, h)
         lam, gamma = float(self.lam), float(self.gamma)
+        if self.graph_support == "full":
+            check_dense_memory(
+                FULL_SUPPORT_ARRAYS,
+                n,
+                "SF2SOG(graph_support='full')",
+                hint="graph_support='knn' (the default) keeps every n × n object sparse",
+            )
         S = self._row_stochastic(self._graph(X))
         S.sort_indices()
         if self.graph_support == "knn":
