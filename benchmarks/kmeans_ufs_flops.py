@@ -26,6 +26,14 @@ shared machine: the bound is then the smallest).
 ms/iter: median of the intervals between consecutive ``callback`` calls (one per
 iteration); set-up (standardisation, factor, initial basis) = time to the first
 callback minus one median iteration. Best (minimum) of ``--repeats`` fits.
+
+Kernel floor (second table): the LAPACK/BLAS calls an iteration cannot avoid with the
+Gram route of ``ufs.linalg.procrustes``, each timed alone in this process (best of 200
+calls): one ``eigh`` of an h × h matrix, the p × h × h products (two on the one-pass
+route — ``HᵀH``, ``H·M`` — four on the two-pass route the ill-conditioned ``H`` takes
+— ``HᵀH``, ``HQ``, ``YᵀY``, ``Y·M``), the four thin products with ``B`` and ~8 BLAS-1
+updates of a p × h array. Their sum is what an iteration would cost with zero overhead;
+dividing it by the bound says how close to the bound this design can get at all.
 """
 
 from __future__ import annotations
@@ -89,6 +97,34 @@ def time_fit(X: np.ndarray, h: int, k: int) -> dict:
     }
 
 
+def best_time(fn, calls: int = 200) -> float:
+    best = np.inf
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def kernel_floor(p: int, k: int, h: int) -> dict:
+    """Seconds of each unavoidable kernel of one iteration (see the module docstring)."""
+    import scipy.linalg as sla
+
+    rng = np.random.default_rng(0)
+    H, B = rng.standard_normal((p, h)), rng.standard_normal((p, k))
+    G, U, Bt = H.T @ H, H.copy(), np.ascontiguousarray(B.T)
+    t = {
+        "eigh": best_time(lambda: sla.eigh(G, check_finite=False, driver="evd")),
+        "gram": best_time(lambda: H.T @ H),
+        "apply": best_time(lambda: H @ G),
+        "B pair": best_time(lambda: B @ (Bt @ U)),
+        "axpy": best_time(lambda: U.__iadd__(H)),
+    }
+    t["one-pass"] = t["eigh"] + t["gram"] + t["apply"] + 2 * t["B pair"] + 8 * t["axpy"]
+    t["two-pass"] = t["one-pass"] + t["gram"] + t["apply"]
+    return t
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=3)
@@ -102,7 +138,7 @@ def main() -> None:
             X = synthetic(n, p, k)
             runs = [time_fit(X, h, k) for _ in range(args.repeats)]
             rates.append(gemm_rate())
-            rows.append((label, n, p, k, h, runs))
+            rows.append((label, n, p, k, h, runs, kernel_floor(p, k, h)))
     # the best rate seen in this process (conservative: the largest bound-to-time ratio)
     rate = max(rates)
     print(
@@ -115,7 +151,7 @@ def main() -> None:
         "(8pkh+4ph²) | ratio | issue bound ms (1.70 GF form) | ratio |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for label, n, p, k, h, runs in rows:
+    for label, n, p, k, h, runs, _ in rows:
         per = min(r["per_iter"] for r in runs)
         setup = min(r["setup"] for r in runs)
         b_ms = bound_flops(p, k, h) / rate / 1e6
@@ -124,6 +160,19 @@ def main() -> None:
             f"| {label} | {n} | {p} | {k} | {h} | {runs[0]['n_iter']} | {setup:.2f} | "
             f"{1e3 * per:.2f} | {b_ms:.2f} | {1e3 * per / b_ms:.2f} | {i_ms:.2f} | "
             f"{1e3 * per / i_ms:.2f} |"
+        )
+    print()
+    print(
+        "| shape | eigh h×h ms | p×h×h product ms | B pair ms | axpy ms | floor one-pass ms "
+        "| floor two-pass ms | two-pass floor ÷ issue bound |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for label, _, p, k, h, _, fl in rows:
+        i_ms = issue_flops(p, k, h) / rate / 1e6
+        print(
+            f"| {label} | {1e3 * fl['eigh']:.3f} | {1e3 * (fl['gram'] + fl['apply']) / 2:.3f} | "
+            f"{1e3 * fl['B pair']:.3f} | {1e3 * fl['axpy']:.3f} | {1e3 * fl['one-pass']:.3f} | "
+            f"{1e3 * fl['two-pass']:.3f} | {1e3 * fl['two-pass'] / i_ms:.2f} |"
         )
 
 
