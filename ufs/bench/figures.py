@@ -202,11 +202,15 @@ def relative_gap(y) -> np.ndarray:
 
 
 def save_figure(fig, path: str | Path, dpi: int = PAPER_DPI) -> Path:
-    """Write a PNG atomically and free the figure."""
+    """Write a PNG atomically and free the figure.
+
+    Every figure here is laid out by ``tight_layout`` before it is saved, so the canvas is
+    written as it is: ``bbox_inches="tight"`` would render the figure a second time to
+    measure its extent (~30 % of a data set's aggregation job, issue 15)."""
     import matplotlib.pyplot as plt
 
     path = Path(path)
-    write_with(path, lambda p: fig.savefig(p, dpi=dpi, format="png", bbox_inches="tight"))
+    write_with(path, lambda p: fig.savefig(p, dpi=dpi, format="png"))
     plt.close(fig)
     return path
 
