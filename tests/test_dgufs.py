@@ -3,12 +3,14 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.linalg as sla
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from tests.conftest import planted_clusters
 from ufs.datasets.simulations import golfs_example
 from ufs.graph import knn_graph
+from ufs.methods import dgufs as dgufs_mod
 from ufs.methods.dgufs import (
     DGUFS,
     binary_threshold,
@@ -374,3 +376,213 @@ def test_planted_golfs_beats_random():
     )
     # random selection of 10 out of 200 hits 0.5 true features on average
     assert hits >= 5
+
+
+# -- the L-step's eigen-solver: iterative (ARPACK) above ITERATIVE_MIN_N -------------------
+
+
+def _psd_plus_noise(rng, n, vals, noise):
+    """``V diag(vals) Vᵀ`` + a symmetric Gaussian perturbation of entry scale ``noise``."""
+    V, _ = np.linalg.qr(rng.normal(size=(n, len(vals))))
+    E = rng.normal(scale=noise, size=(n, n))
+    return (V * np.asarray(vals, dtype=float)) @ V.T + (E + E.T) / 2
+
+
+def _syevr_above(At, thr):
+    w, Q = sla.eigh(At, subset_by_value=(thr, np.inf), driver="evr", check_finite=False)
+    order = np.argsort(-w, kind="stable")
+    return w[order], Q[:, order]
+
+
+@pytest.fixture
+def iterative_everywhere(monkeypatch):
+    """Route every eigen-step to the iterative path (the threshold switch, made small)."""
+    monkeypatch.setattr(dgufs_mod, "ITERATIVE_MIN_N", 2)
+
+
+@pytest.fixture
+def eigsh_calls(monkeypatch):
+    """Record the block size ``k`` of every ARPACK call."""
+    calls = []
+    real = dgufs_mod.spla.eigsh
+
+    def spy(A, k, **kw):
+        calls.append(k)
+        return real(A, k, **kw)
+
+    monkeypatch.setattr(dgufs_mod.spla, "eigsh", spy)
+    return calls
+
+
+SPECTRA = {
+    # eigenvalues planted above thr = 10 (noise bulk ≈ ±0.1·√n ≈ ±2)
+    "separated": [50.0, 40.0, 30.0],
+    "degenerate": [50.0, 30.0, 30.0, 30.0, 30.0],  # a 4-fold eigenvalue
+    "clustered": [30.0 + 1e-9 * i for i in range(6)] + [20.0] * 5,  # 11: block enlarged
+    "near_threshold": [12.0, 10.5, 9.5, 8.0],
+    "large_negative": [40.0, -60.0, -60.0],  # |λ| > thr below zero must not be returned
+    "none_above": [9.0, 8.0, -30.0],  # the norm bound passes, no eigenvalue survives
+}
+
+
+@pytest.mark.parametrize("name", list(SPECTRA))
+def test_iterative_eigensolver_matches_syevr(rng, name, iterative_everywhere, eigsh_calls):
+    n, thr = 400, 10.0
+    At = _psd_plus_noise(rng, n, SPECTRA[name], 0.1)
+    At = 0.5 * (At + At.T)
+    w_ref, Q_ref = _syevr_above(At, thr)
+    w, Q, path = dgufs_mod.eigh_above(At.copy(), thr)
+    assert path == "iterative"
+    assert w.shape == w_ref.shape and Q.shape == Q_ref.shape
+    np.testing.assert_allclose(w, w_ref, rtol=1e-10, atol=0)
+    np.testing.assert_allclose(Q @ Q.T, Q_ref @ Q_ref.T, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(Q.T @ Q, np.eye(w.size), atol=1e-10)
+    assert np.all(np.diff(w) <= 0) and np.all(w > thr)
+    if name == "clustered":  # hint 0: k = 2 → 4 → 8 → 16 until the block reaches below thr
+        assert eigsh_calls == [2, 4, 8, 16]
+    else:
+        assert eigsh_calls[-1] > w.size  # the block always holds one eigenvalue below thr
+    # with the rank as the hint (the previous iteration's rank), one call suffices
+    eigsh_calls.clear()
+    w2, _, _ = dgufs_mod.eigh_above(At.copy(), thr, k_hint=w_ref.size)
+    assert eigsh_calls == [w_ref.size + 1 if w_ref.size else 2]
+    np.testing.assert_allclose(w2, w_ref, rtol=1e-10, atol=0)
+
+
+def _raise_no_convergence(*args, **kw):
+    raise dgufs_mod.spla.ArpackNoConvergence("forced", np.zeros(0), np.zeros((1, 0)))
+
+
+@pytest.mark.parametrize(
+    "force",
+    [
+        ("_EIG_RTOL", 0.0),  # no residual can pass the check
+        ("_ITERATIVE_MAX_FRACTION", 0.005),  # the block may not exceed 2 pairs
+        ("eigsh", _raise_no_convergence),  # ARPACK fails
+    ],
+    ids=["residual", "block_too_large", "arpack_error"],
+)
+def test_iterative_eigensolver_falls_back_to_syevr(rng, force, iterative_everywhere, monkeypatch):
+    n, thr = 400, 10.0
+    At = _psd_plus_noise(rng, n, SPECTRA["degenerate"], 0.1)
+    At = 0.5 * (At + At.T)
+    attr, value = force
+    monkeypatch.setattr(dgufs_mod.spla if attr == "eigsh" else dgufs_mod, attr, value)
+    w_ref, Q_ref = _syevr_above(At, thr)
+    w, Q, path = dgufs_mod.eigh_above(At.copy(), thr, overwrite=True)
+    assert path == "fallback"
+    np.testing.assert_array_equal(w, w_ref)  # the same syevr call, in place on Ãᵀ = Ã
+    np.testing.assert_array_equal(Q, Q_ref)
+
+
+def test_exact_path_below_the_threshold_is_plain_syevr(rng, eigsh_calls):
+    """Below ITERATIVE_MIN_N (every parity and test size) the L-step is LAPACK syevr,
+    bit for bit, and ARPACK is never called."""
+    n, thr = 300, 10.0
+    assert n < dgufs_mod.ITERATIVE_MIN_N
+    A = _psd_plus_noise(rng, n, SPECTRA["separated"], 0.1) + rng.normal(scale=0.01, size=(n, n))
+    w_ref, Q_ref = _syevr_above(0.5 * (A + A.T), thr)
+    w, Q = rank_prox_psd(A, thr**2)
+    np.testing.assert_array_equal(w, w_ref)
+    np.testing.assert_array_equal(Q, Q_ref)
+    w, Q, path = dgufs_mod.eigh_above(0.5 * (A + A.T), thr)
+    assert path == "exact" and not eigsh_calls
+    np.testing.assert_array_equal(w, w_ref)
+    assert dgufs_mod.eigh_above(np.zeros((n, n)), thr)[2] == "none"
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"alpha": 10.0, "beta": 0.1, "mu0": 1.0},  # authors' variant, rank(L) 1-2
+        {"alpha": 0.5, "beta": 0.4, "mu0": 0.5, "input_space": "standardized"},  # + fallbacks
+        CONVERGING,  # the paper's updates; rank(L) > the block cap: every step falls back
+    ],
+)
+def test_threshold_switch_gives_the_same_dgufs(kw, monkeypatch):
+    X, _, _ = planted_clusters(n_per=40, n_clusters=3, n_signal=4, n_noise=16, seed=1)
+    X = standardize(X).X if kw.get("input_space") or "gamma" in kw else unit_range(X)
+    exact = fit_quiet(DGUFS(5, 3, **kw), X)
+    assert exact.eigen_steps_["iterative"] == exact.eigen_steps_["fallback"] == 0
+    monkeypatch.setattr(dgufs_mod, "ITERATIVE_MIN_N", 2)
+    it = fit_quiet(DGUFS(5, 3, **kw), X)
+    steps = it.eigen_steps_
+    assert steps["exact"] == 0 and steps["iterative"] + steps["fallback"] + steps["none"] > 0
+    if "gamma" not in kw:
+        assert steps["iterative"] > 0
+    np.testing.assert_array_equal(it.selected_features_, exact.selected_features_)
+    assert it.rank_L_ == exact.rank_L_ and it.n_iter_ == exact.n_iter_
+    np.testing.assert_allclose(it.L_eigenvalues_, exact.L_eigenvalues_, rtol=1e-8)
+    np.testing.assert_allclose(it.residuals_, exact.residuals_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(it.objective_, exact.objective_, rtol=1e-8, atol=1e-10)
+    if "gamma" not in kw:  # (CONVERGING's L has a degenerate spectrum: labels not unique)
+        np.testing.assert_array_equal(it.labels_, exact.labels_)
+
+
+def test_blocked_passes_are_bit_identical(monkeypatch):
+    """The fused row-block / tile passes give every iterate bit for bit whatever the block
+    and tile sizes (here: 3-row blocks and 16 × 16 tiles against the defaults)."""
+    X, _, _ = planted_clusters(n_per=30, n_clusters=3, n_signal=4, n_noise=16, seed=2)
+    X = unit_range(X)
+
+    def run():
+        seen = []
+        est = DGUFS(5, 3, alpha=10.0, beta=0.1, mu0=1.0, max_iter=20)
+        est.set_params(
+            callback=lambda t, Y, Z, M, L, mu: seen.append((Y.copy(), M.copy(), L.copy()))
+        )
+        fit_quiet(est, X)
+        return seen, est
+
+    ref, a = run()
+    monkeypatch.setattr(dgufs_mod, "_BLOCK_BYTES", 8 * X.shape[0] * 3)
+    monkeypatch.setattr(dgufs_mod, "_TILE", 16)
+    got, b = run()
+    assert a.rank_L_ > 0
+    for r, g in zip(ref, got, strict=True):
+        for x, y in zip(r, g, strict=True):
+            np.testing.assert_array_equal(x, y)
+    rng = np.random.default_rng(0)
+    C = rng.normal(size=(50, 50))
+    lo, hi = dgufs_mod._offdiag_minmax(C)
+    S = C.copy()
+    dgufs_mod._symmetrize_inplace(S, lo, hi)
+    r = minmax_offdiag(C.copy())
+    np.testing.assert_array_equal(S, 0.5 * (r + r.T))
+
+
+def test_objective_matches_dense_formula():
+    X, _, _ = small_planted()
+    est = DGUFS(5, 3, **CONVERGING)
+    last = {}
+    est.set_params(callback=lambda t, Y, Z, M, L, mu: last.update(Y=Y.copy(), L=L.copy()))
+    fit_quiet(est, X)
+    S = knn_graph(X, 5, weight="binary").toarray()
+    n = X.shape[0]
+    H = (np.eye(n) - 1.0 / n) / (n - 1)
+    Y, L = last["Y"], last["L"]
+    ref = -0.5 * np.sum(S * L) - 0.5 * np.trace(Y.T @ Y @ H @ L @ H) + 10.0 * est.rank_L_
+    np.testing.assert_allclose(est.objective_[-1], ref, rtol=1e-10)
+
+
+def test_dense_arrays_bound_the_measured_peak(monkeypatch):
+    """DENSE_ARRAYS (the up-front memory refusal) bounds the measured peak, exact syevr
+    path included (tracemalloc; n = 400, L ≠ 0). Row blocks and tiles are made as small,
+    relative to n, as at large n (there they are 2 MiB / 256², not whole arrays)."""
+    import tracemalloc
+
+    X, _, _ = planted_clusters(n_per=100, n_clusters=4, n_signal=3, n_noise=2, seed=1)
+    X = unit_range(X)
+    n, d = X.shape  # d ≪ n: the O(nd) arrays stay small against one n × n array
+    monkeypatch.setattr(dgufs_mod, "_BLOCK_BYTES", 8 * n * 8)
+    monkeypatch.setattr(dgufs_mod, "_TILE", 32)
+    est = DGUFS(2, 3, alpha=10.0, beta=0.1, mu0=1.0, max_iter=3)
+    tracemalloc.start()
+    try:
+        fit_quiet(est, X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert est.eigen_steps_["exact"] == 3 and est.rank_L_ > 0
+    # + O(n) LAPACK workspace and O(nd) arrays: 0.37 n² floats here, → 0 relative at large n
+    assert 4 * 8 * n * n < peak <= (dgufs_mod.DENSE_ARRAYS + 0.5) * 8 * n * n

@@ -18,6 +18,8 @@ import warnings
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
 from sklearn.exceptions import ConvergenceWarning
 
 from ..base import Selection, UFSSelector
@@ -31,17 +33,185 @@ _OVERFLOW = 1e150
 __all__ = [
     "DGUFS",
     "DENSE_ARRAYS",
+    "ITERATIVE_MIN_N",
     "rank_prox_psd",
+    "eigh_above",
     "minmax_offdiag",
     "binary_threshold",
     "relaxed_l0_threshold",
 ]
 
 
-#: dense ``n × n`` float64 arrays at the peak of an iteration: ``S``, ``βS``, ``L``,
-#: ``M``, ``Λ₂`` (kept) plus, in the ``L``-step, ``A``, ``(A + Aᵀ)`` / ``Ã`` and
-#: ``|Ã|`` or the eigen-solver's copy of ``Ã``
-DENSE_ARRAYS = 8
+#: dense ``n × n`` float64 arrays at the peak of an iteration: ``L``, ``M``, ``Λ₂`` and the
+#: ``L``-step's ``A`` (symmetrised in place into ``Ã``, then reused for the next ``L``),
+#: plus LAPACK ``syevr``'s ``n × n`` eigenvector array when the exact eigen-solver runs
+#: (``S`` stays sparse; every other ``n × n`` update runs in row blocks or tiles)
+DENSE_ARRAYS = 5
+
+#: ``n`` from which the ``L``-step computes the eigenpairs above ``√η`` with ARPACK
+#: (:func:`eigh_above`) instead of LAPACK ``syevr``; below it (every parity case and test
+#: size) the exact ``syevr`` path runs, bit for bit as before
+ITERATIVE_MIN_N = 1500
+#: the iterative block (``r`` + a margin, doubled while it does not reach below ``√η``)
+#: may grow to this fraction of ``n``; beyond it ``syevr`` is cheaper and runs instead
+_ITERATIVE_MAX_FRACTION = 0.05
+#: every iterative eigenpair must satisfy ``‖Ãq − λq‖ ≤ _EIG_RTOL · ‖Ã‖`` (else ``syevr``)
+_EIG_RTOL = 1e-10
+#: bytes of one array's row block in the fused ``n × n`` passes (cache-sized)
+_BLOCK_BYTES = 1 << 21
+#: side of the square tiles of the in-place symmetrisation
+_TILE = 256
+
+
+def _row_blocks(n: int):
+    """``(i0, i1, diag)`` row blocks of an ``n × n`` array, ``diag`` indexing the block's
+    diagonal entries."""
+    step = max(1, _BLOCK_BYTES // (8 * max(n, 1)))
+    for i0 in range(0, n, step):
+        i1 = min(n, i0 + step)
+        yield i0, i1, (np.arange(i1 - i0), np.arange(i0, i1))
+
+
+def _offdiag_minmax(C: np.ndarray) -> tuple[float, float]:
+    """Minimum and maximum of the off-diagonal entries of ``C`` (one pass, row blocks)."""
+    lo, hi = np.inf, -np.inf
+    for i0, i1, d in _row_blocks(C.shape[0]):
+        blo, bhi, _ = _block_extremes(C[i0:i1], d)
+        lo, hi = min(lo, blo), max(hi, bhi)
+    return lo, hi
+
+
+def _block_extremes(blk: np.ndarray, d) -> tuple[float, float, np.ndarray]:
+    """Off-diagonal minimum and maximum of a row block and its diagonal entries (``d``
+    indexes them). Two reductions: the diagonal entries are replaced, for the reductions,
+    by an off-diagonal entry of the same row (restored on return)."""
+    keep = blk[d]
+    rows, cols = d
+    if blk.shape[1] > 1:
+        blk[d] = blk[rows, (cols + 1) % blk.shape[1]]
+        lo, hi = float(blk.min()), float(blk.max())
+    else:  # no off-diagonal entry
+        lo, hi = np.inf, -np.inf
+    blk[d] = keep
+    return lo, hi, keep
+
+
+def _symmetrize_inplace(A: np.ndarray, lo: float | None = None, hi: float | None = None) -> None:
+    """``A ← (A + Aᵀ)/2`` in place, tile by tile (no ``n × n`` temporary). With ``lo`` and
+    ``hi`` (the off-diagonal extremes of ``A``) it is applied to ``minmax_offdiag(A)``
+    instead. Each entry is computed by the same floating-point operations as
+    ``0.5 * (r + r.T)`` on the whole array, so the result is bit-identical to it."""
+    n = A.shape[0]
+    if lo is not None and not hi > lo:  # constant off-diagonal: minmax_offdiag gives 0
+        A[:] = 0.0
+        return
+    span = None if lo is None else hi - lo
+    for i0 in range(0, n, _TILE):
+        i1 = min(n, i0 + _TILE)
+        D = A[i0:i1, i0:i1]
+        if span is not None:
+            D -= lo
+            D /= span
+            np.fill_diagonal(D, 0.0)
+        D[...] = 0.5 * (D + D.T)
+        for j0 in range(i1, n, _TILE):
+            j1 = min(n, j0 + _TILE)
+            U = A[i0:i1, j0:j1]
+            V = A[j0:j1, i0:i1]
+            if span is not None:
+                U -= lo
+                U /= span
+                V -= lo
+                V /= span
+            U += V.T
+            U *= 0.5
+            V[...] = U.T
+
+
+def _abs_rowsum_max(A: np.ndarray) -> float:
+    """``‖A‖_∞ = max_i Σ_j |A_ij|`` in row blocks (no ``n × n`` temporary)."""
+    out = 0.0
+    for i0, i1, _ in _row_blocks(A.shape[0]):
+        out = max(out, float(np.abs(A[i0:i1]).sum(axis=1).max()))
+    return out
+
+
+def _eigsh_above(At: np.ndarray, thr: float, anorm: float, k_hint: int):
+    """The eigenpairs of the symmetric ``At`` above ``thr`` by ARPACK (Lanczos), or
+    ``None`` when they cannot be certified (the caller then runs ``syevr``).
+
+    A block of the ``k = max(k_hint + 1, 2)`` largest eigenpairs is computed and doubled
+    until its smallest eigenvalue (plus its residual) is ``≤ thr``, so no eigenvalue above
+    ``thr`` is left out; every pair must satisfy ``‖At q − λ q‖ ≤ _EIG_RTOL · anorm``
+    (``anorm ≥ ‖At‖₂``). ``None`` when the block would exceed
+    ``_ITERATIVE_MAX_FRACTION · n``, ARPACK fails, or a residual is too large."""
+    n = At.shape[0]
+    kmax = int(_ITERATIVE_MAX_FRACTION * n)
+    k = max(int(k_hint) + 1, 2)
+    v0 = np.random.default_rng(0).standard_normal(n)  # fixed: the result is deterministic
+    while k <= kmax:
+        try:
+            w, V = spla.eigsh(At, k=k, which="LA", v0=v0, tol=0.0)
+        except (spla.ArpackNoConvergence, spla.ArpackError):
+            return None
+        order = np.argsort(-w, kind="stable")
+        w, V = w[order], V[:, order]
+        res = np.linalg.norm(At @ V - V * w, axis=0)
+        if not np.all(res <= _EIG_RTOL * anorm):  # also catches nan
+            return None
+        if w[-1] + res[-1] <= thr:  # the block reaches below the threshold
+            keep = w > thr
+            return w[keep], np.ascontiguousarray(V[:, keep])
+        if k == kmax:
+            return None
+        k = min(2 * k, kmax)
+    return None
+
+
+def eigh_above(
+    At: np.ndarray, thr: float, *, k_hint: int = 0, overwrite: bool = False
+) -> tuple[np.ndarray, np.ndarray, str]:
+    """All eigenpairs of the symmetric ``At`` with eigenvalue ``> thr``, decreasing:
+    ``(w, Q, path)``.
+
+    * ``"none"``: ``min(‖At‖_F, ‖At‖_∞) ≤ thr`` bounds every eigenvalue, nothing computed;
+    * ``"exact"`` (``n <`` :data:`ITERATIVE_MIN_N`): LAPACK ``syevr`` restricted to the
+      value range ``(thr, ∞)``;
+    * ``"iterative"``: ARPACK on a block of ``r`` + a margin largest eigenpairs, enlarged
+      until it reaches below ``thr``, every pair checked by its residual
+      (:func:`_eigsh_above`; ``k_hint`` is the expected ``r``, e.g. the previous rank);
+    * ``"fallback"``: the iterative step failed or the block got too large (more than
+      ``_ITERATIVE_MAX_FRACTION · n`` pairs): ``syevr`` as in ``"exact"``.
+
+    The iterative result is the same object as ``syevr``'s (every eigenvalue above
+    ``thr``, never a truncation) to round-off; eigenvector signs may differ.
+    ``overwrite``: ``At`` may be destroyed (``syevr`` then works in place, no copy).
+    """
+    n = At.shape[0]
+    empty = np.zeros(0), np.zeros((n, 0))
+    # exact shortcut: every eigenvalue is bounded by ‖Ã‖_F and by the max row sum ‖Ã‖_∞
+    fro = np.linalg.norm(At)
+    if fro <= thr:
+        return *empty, "none"
+    bound = min(fro, _abs_rowsum_max(At))
+    if bound <= thr:
+        return *empty, "none"
+    path = "exact"
+    if n >= ITERATIVE_MIN_N:
+        found = _eigsh_above(At, thr, bound, k_hint)
+        if found is not None:
+            return *found, "iterative"
+        path = "fallback"
+    # At is symmetric: its transpose is the same matrix, Fortran-ordered (no copy)
+    w, Q = sla.eigh(
+        At.T if overwrite else At,
+        subset_by_value=(thr, np.inf),
+        driver="evr",
+        check_finite=False,
+        overwrite_a=overwrite,
+    )
+    order = np.argsort(-w, kind="stable")
+    return w[order], Q[:, order], path
 
 
 def rank_prox_psd(A: np.ndarray, eta: float) -> tuple[np.ndarray, np.ndarray]:
@@ -49,21 +219,15 @@ def rank_prox_psd(A: np.ndarray, eta: float) -> tuple[np.ndarray, np.ndarray]:
 
     ``L* = Q diag(w) Qᵀ`` where ``(w, Q)`` are the eigenpairs of ``Ã = (A + Aᵀ)/2`` with
     eigenvalue ``> √η`` (the others are set to zero). Only those eigenpairs are computed
-    (LAPACK ``syevr`` restricted to the value range ``(√η, ∞)``), which is much cheaper
-    than a full decomposition when few survive; when ``min(‖Ã‖_F, ‖Ã‖_∞) ≤ √η`` no
-    eigenvalue can exceed ``√η`` and ``L* = 0`` is returned without any decomposition.
-    Eigenvalues are returned decreasing.
+    (:func:`eigh_above`: LAPACK ``syevr`` restricted to the value range ``(√η, ∞)``, or
+    from ``n =`` :data:`ITERATIVE_MIN_N` on ARPACK with a residual check and ``syevr`` as
+    the fallback), which is much cheaper than a full decomposition when few survive; when
+    ``min(‖Ã‖_F, ‖Ã‖_∞) ≤ √η`` no eigenvalue can exceed ``√η`` and ``L* = 0`` is returned
+    without any decomposition. Eigenvalues are returned decreasing.
     """
     At = 0.5 * (A + A.T)
-    thr = np.sqrt(eta)
-    n = At.shape[0]
-    # exact shortcut: every eigenvalue is bounded by ‖Ã‖_F and by the max row sum ‖Ã‖_∞
-    bound = min(np.linalg.norm(At), float(np.abs(At).sum(axis=1).max()))
-    if bound <= thr:
-        return np.zeros(0), np.zeros((n, 0))
-    w, Q = sla.eigh(At, subset_by_value=(np.sqrt(eta), np.inf), driver="evr", check_finite=False)
-    order = np.argsort(-w, kind="stable")
-    return w[order], Q[:, order]
+    w, Q, _ = eigh_above(At, np.sqrt(eta), overwrite=True)
+    return w, Q
 
 
 def minmax_offdiag(C: np.ndarray) -> np.ndarray:
@@ -161,7 +325,9 @@ class DGUFS(UFSSelector):
         Stopping tolerance on the primal residuals, see *Stopping rule*.
     callback : callable, optional
         Called after every iteration as ``callback(t, Y=Y, Z=Z, M=M, L=L, mu=mu)`` with
-        the paper-layout (``d × n`` / ``n × n``) arrays, which must not be modified.
+        the paper-layout (``d × n`` / ``n × n``) arrays, which must not be modified. The
+        ``n × n`` buffers ``M`` and ``L`` are updated in place by later iterations: copy
+        what you keep.
 
     Algorithm (Algorithm 2, step by step; paper layout ``d × n``)
     --------------------------------------------------------------
@@ -188,16 +354,25 @@ class DGUFS(UFSSelector):
     authors' stable ``sort(…, 'descend')``).
 
     Cost. DGUFS inherently works with dense ``n × n`` matrices: ``M``, ``L``, ``Λ₂`` and
-    ``A`` are dense and the ``L``-step needs an eigen-decomposition of an ``n × n``
-    matrix (``O(n³)`` per iteration, §4.2; we compute only the eigenpairs above ``√η``
-    with LAPACK ``syevr``, and none when ``min(‖Ã‖_F, ‖Ã‖_∞) ≤ √η``). Memory is
-    ``O(n² + nd)``: at most :data:`DENSE_ARRAYS` (8) dense ``n × n`` arrays at once, and
-    ``fit`` refuses up front (``MemoryError``, :func:`ufs.validation.check_dense_memory`)
-    when they exceed the dense-memory cap. Everything else is vectorised and avoids other ``n × n`` products:
+    ``A`` are dense and the ``L``-step needs the eigenpairs of an ``n × n`` matrix above
+    ``√η`` (§4.2 counts a full ``O(n³)`` decomposition per iteration). We compute none
+    when ``min(‖Ã‖_F, ‖Ã‖_∞) ≤ √η``; otherwise (:func:`eigh_above`) LAPACK ``syevr``
+    restricted to ``(√η, ∞)`` (``O(n³)``: ~80 s at n = 10 000) below
+    :data:`ITERATIVE_MIN_N` (1 500) samples, and from there ARPACK on a block of the
+    previous rank + 1 largest eigenpairs (``O(n²)`` per matrix-vector product), doubled
+    until its smallest eigenvalue is below ``√η``, every pair checked by its residual and
+    ``syevr`` as the fallback (also when more than ``n/20`` pairs survive). The surviving
+    rank is small in practice: ``Ã`` is a rank-``(m+1)`` matrix (``H Yᵀ Z H`` and the
+    rescaling's constant) plus ``βS/μ``-type terms, and ``rank_L_`` ≤ 1 in the default
+    setting at n = 2 000-11 000 (planted data, USPS). Memory is ``O(n² + nd)``: at most
+    :data:`DENSE_ARRAYS` (5) dense ``n × n`` arrays at once (``S`` stays sparse; every
+    other ``n × n`` update runs in cache-sized row blocks or tiles, in place), and ``fit``
+    refuses up front (``MemoryError``, :func:`ufs.validation.check_dense_memory`) when
+    they exceed the dense-memory cap. Everything else avoids other ``n × n`` products:
     ``L`` is kept as its factor ``Q diag(w) Qᵀ`` (rank ``r``), so
-    ``Z H L H = ((Z HQ) w) (HQ)ᵀ`` costs ``O(ndr)``; ``H`` is never formed (it is a
-    centring, applied as a mean subtraction); ``H Yᵀ Z H`` uses only the ``m`` non-zero
-    rows of ``Y`` (``O(n²m)``).
+    ``Z H L H = ((Z HQ) w) (HQ)ᵀ`` costs ``O(ndr)`` and ``Tr(SᵀL) = Σ_k w_k q_kᵀ S q_k``
+    ``O(nnz(S) r)``; ``H`` is never formed (it is a centring, applied as a mean
+    subtraction); ``H Yᵀ Z H`` uses only the ``m`` non-zero rows of ``Y`` (``O(n²m)``).
 
     Stopping rule. ``‖Z − Y‖_∞ < tol`` and ``‖L − M‖_∞ < tol`` (the primal residuals of
     the two equality constraints of Eq. 6, checked after the four steps, before the
@@ -260,6 +435,10 @@ class DGUFS(UFSSelector):
         The final ``L = Q diag(w) Qᵀ`` as its factor (eigenvalues decreasing).
     rank_L_ : int
         Rank of the final ``L``.
+    eigen_steps_ : dict
+        How many ``L``-steps ended on each path of :func:`eigh_above`: ``"none"`` (norm
+        bound, nothing computed), ``"exact"`` (``syevr``), ``"iterative"`` (ARPACK),
+        ``"fallback"`` (``syevr`` after the iterative step was not certified).
     residuals_ : ndarray of shape (n_iter_, 2)
         ``(‖Z − Y‖_∞, ‖L − M‖_∞)`` after every iteration.
     objective_ : ndarray of shape (n_iter_,)
@@ -336,14 +515,18 @@ class DGUFS(UFSSelector):
         self._check_params()
         check_dense_memory(DENSE_ARRAYS, X.shape[0], "DGUFS")
         m, c = self._h, self._k
-        S = self._graph(X).toarray()  # dense n × n: A of Eq. (12) is dense anyway
+        # S stays sparse: βS enters A row block by row block, Tr(SᵀL) uses L's factor
+        S = sp.csr_matrix(self._graph(X), dtype=np.float64, copy=True)
+        S.sum_duplicates()
         Xp = np.ascontiguousarray(X.T)  # paper layout d × n
         d, n = Xp.shape
         alpha, beta = float(self.alpha), float(self.beta)
         gamma, rescale = self.gamma, bool(self.rescale)
         scale = 1.0 / (n - 1)  # footnote 4: H = (I − 11ᵀ/n)/(n − 1)
-        eye = np.arange(n)
-        bS = beta * S
+        s_ptr = S.indptr
+        s_rows = np.repeat(np.arange(n), np.diff(s_ptr))
+        s_cols, bS_vals = S.indices, beta * S.data
+        blocks = list(_row_blocks(n))
 
         def center(A: np.ndarray) -> np.ndarray:
             """``A H`` for ``A`` with n columns."""
@@ -352,9 +535,12 @@ class DGUFS(UFSSelector):
         Y = np.zeros((d, n))
         Z = np.zeros((d, n))
         Lam1 = np.zeros((d, n))
+        # the only dense n × n arrays: L, M, Λ₂ and the L-step's A (updated in place; the
+        # arrays handed to the callback are overwritten by later iterations)
         L = np.zeros((n, n))
         M = np.zeros((n, n))
         Lam2 = np.zeros((n, n))
+        A = np.empty((n, n))
         w = np.zeros(0)
         Q = np.zeros((n, 0))
         HQ = Q
@@ -362,6 +548,7 @@ class DGUFS(UFSSelector):
         objective, residuals = [], []
         converged = False
         idx = None
+        eig_paths = dict.fromkeys(("none", "exact", "iterative", "fallback"), 0)
 
         def apply_hlh(A: np.ndarray) -> np.ndarray:
             """``A H L H`` with ``L = Q diag(w) Qᵀ``, i.e. ``((A HQ) w) (HQ)ᵀ``."""
@@ -378,31 +565,72 @@ class DGUFS(UFSSelector):
             R, _ = project_rows_l20(Xp - Y - ((1.0 - beta) * apply_hlh(Y) - Lam1) / mu, d - m)
             return Xp - R
 
-        def m_step(L: np.ndarray) -> np.ndarray:
-            """Eq. (11) (or §4.3 with γ) on ``L + Λ₂/μ``, then ``M = M' − diag(M') + I``."""
-            B = L + Lam2 / mu
-            M = binary_threshold(B) if gamma is None else relaxed_l0_threshold(B, 2 * gamma / mu)
-            M[eye, eye] = 1.0
-            return M
+        def m_block(i0: int, i1: int, dg) -> None:
+            """Eq. (11) (or §4.3 with γ) on ``L + Λ₂/μ``, then ``M = M' − diag(M') + I``,
+            on rows ``i0:i1`` of ``M`` (in place)."""
+            B = L[i0:i1] + Lam2[i0:i1] / mu
+            M[i0:i1] = (
+                binary_threshold(B) if gamma is None else relaxed_l0_threshold(B, 2 * gamma / mu)
+            )
+            M[i0:i1][dg] = 1.0
 
-        def l_step(Y, idx, Z, M) -> tuple[np.ndarray, np.ndarray]:
-            """Eq. (12) + Theorem 2: the factor ``(w, Q)`` of the new ``L``;
-            ``LinAlgError`` when ``A`` overflowed."""
+        def m_step() -> None:
+            for i0, i1, dg in blocks:
+                m_block(i0, i1, dg)
+
+        def m_step_residual_multiplier(new_m: bool) -> float:
+            """(Optionally the M-step, then) ``‖L − M‖_∞`` and ``Λ₂ += μ (L − M)`` (Eq. 14) in
+            one pass. Λ₂ is updated before the stopping test: when it stops, Λ₂ is not used
+            again."""
+            r2 = 0.0
+            for i0, i1, dg in blocks:
+                if new_m:
+                    m_block(i0, i1, dg)
+                LM = L[i0:i1] - M[i0:i1]
+                r2 = float(np.max([r2, LM.max(), -LM.min()]))  # max |L − M|
+                LM *= mu
+                Lam2[i0:i1] += LM
+            return r2
+
+        def l_step(Y, idx, Z) -> tuple[np.ndarray, np.ndarray]:
+            """Eq. (12) + Theorem 2: the factor ``(w, Q)`` of the new ``L``, built in ``A``
+            (destroyed); ``LinAlgError`` when ``A`` overflowed. The elementwise updates
+            run in row blocks and the symmetrisation in tiles, each entry by the same
+            floating-point operations as on whole arrays."""
             Yc = center(Y[idx])  # only the m non-zero rows of Y contribute
-            A = Yc.T @ center(Z[idx])  # H Yᵀ Z H
+            np.matmul(Yc.T, center(Z[idx]), out=A)  # H Yᵀ Z H
             if rescale:
-                A = minmax_offdiag(A)
-            A *= 1.0 - beta
-            A += bS
-            A -= Lam2
-            A /= mu
-            A += M
-            amax = float(np.max(np.abs(A)))
-            if not amax <= _OVERFLOW:  # also catches inf / nan
-                raise np.linalg.LinAlgError("overflow")
-            if rescale:
-                A = minmax_offdiag(A)
-            return rank_prox_psd(A, 2.0 * alpha / mu)
+                lo, hi = _offdiag_minmax(A)
+            lo2, hi2 = np.inf, -np.inf
+            for i0, i1, dg in blocks:
+                blk = A[i0:i1]
+                if rescale:  # minmax_offdiag
+                    if hi > lo:
+                        blk -= lo
+                        blk /= hi - lo
+                    else:
+                        blk[:] = 0.0
+                    blk[dg] = 0.0
+                blk *= 1.0 - beta
+                sl = slice(s_ptr[i0], s_ptr[i1])
+                blk[s_rows[sl] - i0, s_cols[sl]] += bS_vals[sl]  # + βS
+                blk -= Lam2[i0:i1]
+                blk /= mu
+                blk += M[i0:i1]
+                blo, bhi, diag = _block_extremes(blk, dg)
+                amax = np.max([-blo, bhi, np.max(np.abs(diag))])  # max |A|, nan propagates
+                if not amax <= _OVERFLOW:  # also catches inf / nan
+                    raise np.linalg.LinAlgError("overflow")
+                lo2, hi2 = min(lo2, blo), max(hi2, bhi)
+            if rescale:  # Ã = (r(A) + r(A)ᵀ)/2, r = minmax_offdiag
+                _symmetrize_inplace(A, lo2, hi2)
+            else:
+                _symmetrize_inplace(A)
+            w_new, Q_new, path = eigh_above(
+                A, np.sqrt(2.0 * alpha / mu), k_hint=w.size, overwrite=True
+            )
+            eig_paths[path] += 1
+            return w_new, Q_new
 
         authors = self.update_order == "authors"
         diverged = False
@@ -415,9 +643,9 @@ class DGUFS(UFSSelector):
                 else:  # Algorithm 2: Y, Z, M, L
                     Y, idx = y_step(Z)
                     Z = z_step(Y)
-                    M = m_step(L)
+                    m_step()
                 try:
-                    w_new, Q_new = l_step(Y, idx, Z, M)
+                    w_new, Q_new = l_step(Y, idx, Z)
                 except np.linalg.LinAlgError:  # keep the last finite iterate
                     Y, idx = prev
                     diverged = True
@@ -425,25 +653,24 @@ class DGUFS(UFSSelector):
                     break
                 w, Q = w_new, Q_new
                 HQ = (Q - Q.mean(axis=0, keepdims=True)) * scale  # H Q
-                L = (Q * w) @ Q.T
-                if authors:
-                    M = m_step(L)
-                # primal residuals of Eq. (6)
+                L, A = A, L  # the new L goes to the L-step's buffer, the old one is reused
+                if w.size:
+                    np.matmul(Q * w, Q.T, out=L)
+                else:
+                    L.fill(0.0)
+                # primal residuals of Eq. (6); with "authors", the M-step in the same pass
                 ZY = Z - Y
-                LM = L - M
                 r1 = float(np.max(np.abs(ZY)))
-                r2 = float(np.max(np.abs(LM)))
+                r2 = m_step_residual_multiplier(new_m=authors)
                 residuals.append((r1, r2))
-                objective.append(self._objective(Y, S, L, HQ, w, alpha, beta))
+                objective.append(self._objective(Y, S, Q, HQ, w, alpha, beta))
                 if self.callback is not None:
                     self.callback(it, Y=Y, Z=Z, M=M, L=L, mu=mu)
                 if r1 < self.tol and r2 < self.tol:
                     converged = True
                     break
-                # Eqs. (13)-(15)
+                # Eqs. (13)-(15) (Λ₂ was updated with the residual above)
                 Lam1 += mu * ZY
-                Lam2 += mu * LM
-                del LM  # not kept into the next L-step (one n × n array less at the peak)
                 mu = min(self.rho * mu, float(self.mu_max))
 
         if idx is None:  # diverged in the first iteration (cannot happen for finite X)
@@ -458,6 +685,7 @@ class DGUFS(UFSSelector):
         self.L_eigenvalues_ = w
         self.L_eigenvectors_ = Q
         self.rank_L_ = int(w.size)
+        self.eigen_steps_ = eig_paths
         self.labels_ = self._labels(w, Q, c)
         if diverged:
             warnings.warn(
@@ -477,9 +705,10 @@ class DGUFS(UFSSelector):
         return Selection(order=np.asarray(idx, dtype=np.int64))
 
     @staticmethod
-    def _objective(Y, S, L, HQ, w, alpha: float, beta: float) -> float:
-        """Eq. (5): ``−β Tr(SᵀL) − (1−β) Tr(YᵀY HLH) + α rank(L)``."""
-        tr_sl = float(np.einsum("ij,ij->", S, L))
+    def _objective(Y, S, Q, HQ, w, alpha: float, beta: float) -> float:
+        """Eq. (5): ``−β Tr(SᵀL) − (1−β) Tr(YᵀY HLH) + α rank(L)`` from ``L = Q diag(w) Qᵀ``
+        and the sparse ``S`` (symmetric or not: ``Tr(SᵀL) = Σ_k w_k q_kᵀ S q_k``)."""
+        tr_sl = float(np.einsum("ik,ik->k", Q, S @ Q) @ w) if w.size else 0.0
         # Tr(YᵀY HLH) = ||Y HQ diag(√w)||_F² (w > 0)
         tr_hsic = float(np.sum(((Y @ HQ) ** 2) * w)) if w.size else 0.0
         return -beta * tr_sl - (1.0 - beta) * tr_hsic + alpha * w.size
