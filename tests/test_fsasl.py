@@ -385,3 +385,160 @@ def test_slep_refused_above_the_memory_cap(rng, monkeypatch):
         FSASL(2, 2, max_iter=2).fit(X)
     FSASL(2, 2, max_iter=2, lasso_solver="lars").fit(X)  # the sparse path is not capped
     FSASL(2, 2, max_iter=2, lambda1=0.0).fit(X)  # nor is the local structure alone
+
+
+# -- the batched exact lasso (lasso_solver="lars") -------------------------------------
+
+
+def _reference_codes(Z, ratio):
+    """Every sample's lasso by the plain per-sample loop over all atoms (the former
+    ``exact_lasso``): dense ``S`` and the ``λ_i``."""
+    n = Z.shape[0]
+    S = np.zeros((n, n))
+    lams = np.zeros(n)
+    for i in range(n):
+        A, y, keep = _problem(Z, i)
+        lam = ratio * np.abs(A.T @ y).max()
+        lams[i] = lam
+        if lam > 0:
+            atoms, coef, _ = fsasl_mod._exact_lasso_one(Z, i, lam, np.zeros(0, np.intp), 5)
+            S[atoms, i] = coef
+    return S, lams
+
+
+def _assert_same_codes(S, ref, Z, lams):
+    np.testing.assert_array_equal(S != 0, ref != 0)  # the same supports
+    np.testing.assert_allclose(S, ref, rtol=0, atol=1e-8)
+    for i in range(Z.shape[0]):
+        A, y, keep = _problem(Z, i)
+        if lams[i] > 0:
+            assert lasso_kkt_violation(A, y, lams[i], S[keep, i]) <= 1e-9
+
+
+def test_homotopy_batch_equals_one_problem_at_a_time(rng):
+    """Padded problems of different sizes follow their own paths."""
+    for m in (1, 4, 10):
+        L, Q = 60, 25
+        A = rng.normal(size=(L, Q, m))
+        y = rng.normal(size=(L, m))
+        sizes = rng.integers(1, Q + 1, size=L)
+        for b in range(L):
+            A[b, sizes[b] :] = 0.0  # zero atoms pad
+        c = np.einsum("bqm,bm->bq", A, y)
+        lam = rng.uniform(0.001, 1.2, size=L) * np.abs(c).max(axis=1)
+        x, ok = fsasl_mod._homotopy_batch(A, y, lam, 20 * m + 100)
+        assert ok.all()
+        for b in range(L):
+            k = sizes[b]
+            ref = fsasl_mod._homotopy_lasso(A[b, :k].T, y[b], lam[b], c[b, :k], 20 * m + 100)
+            np.testing.assert_allclose(x[b, :k], ref, rtol=0, atol=1e-12)
+            assert np.all(x[b, k:] == 0)
+
+
+@pytest.mark.parametrize("n,m,ratio", [(90, 3, 0.05), (150, 10, 0.01), (70, 25, 0.02)])
+def test_exact_lasso_equals_the_per_sample_loop_and_sklearn(rng, n, m, ratio):
+    Z = rng.normal(size=(n, m)) * rng.uniform(0.3, 2.0, size=(n, 1))
+    S = exact_lasso(Z, ratio).toarray()
+    ref, lams = _reference_codes(Z, ratio)
+    _assert_same_codes(S, ref, Z, lams)
+    for i in range(5):  # scikit-learn's coordinate descent, tight tolerance
+        A, y, keep = _problem(Z, i)
+        cd = Lasso(alpha=lams[i] / m, fit_intercept=False, tol=1e-14, max_iter=10**6)
+        np.testing.assert_allclose(S[keep, i], cd.fit(A, y).coef_, rtol=0, atol=1e-6)
+
+
+def test_exact_lasso_cold_subsample_and_certified_scan(rng, monkeypatch):
+    """Without previous codes a subsample is solved against every atom, the others on its
+    candidate atoms, then the representation-bounded scan over all atoms; warm starts
+    from the previous codes of a nearby ``Z`` (sign guess, candidate atoms) and a small
+    ``working_set`` reach the same codes."""
+    monkeypatch.setattr(fsasl_mod, "_COLD_SUBSAMPLE", 12)
+    n, m = 220, 6
+    Z = rng.normal(size=(n, m)) * rng.uniform(0.3, 2.0, size=(n, 1))
+    ref, lams = _reference_codes(Z, 0.02)
+    _assert_same_codes(exact_lasso(Z, 0.02).toarray(), ref, Z, lams)
+    _assert_same_codes(exact_lasso(Z, 0.02, working_set=1).toarray(), ref, Z, lams)
+    Z0 = Z + 0.05 * rng.normal(size=Z.shape)
+    S0 = exact_lasso(Z0, 0.02)
+    _assert_same_codes(exact_lasso(Z, 0.02, support=S0).toarray(), ref, Z, lams)
+    _assert_same_codes(exact_lasso(Z, 0.02, support=S0, working_set=2).toarray(), ref, Z, lams)
+    # a previous code with a self-atom and explicit zeros is cleaned, not trusted
+    S0 = S0.tolil()
+    S0[3, 3] = 1.0
+    S0[4, 3] = 0.0
+    _assert_same_codes(exact_lasso(Z, 0.02, support=S0.tocsc()).toarray(), ref, Z, lams)
+
+
+def test_scan_order_bounds_and_lambdas(rng):
+    """λ from the representation-bounded scan equals the brute-force maximum, whatever
+    the representations (here random codes); the bound holds for every skipped atom."""
+    n, m = 300, 5
+    Z = rng.normal(size=(n, m))
+    codes = sp.random(n, n, density=0.02, random_state=1, format="csc")
+    codes.setdiag(0.0)
+    codes.eliminate_zeros()
+    for reps in (fsasl_mod._ScanOrder(Z, None), fsasl_mod._ScanOrder(Z, codes)):
+        G = np.abs(Z @ Z.T)
+        np.fill_diagonal(G, 0.0)
+        lam = fsasl_mod._lasso_lambdas(Z, 0.1, reps)
+        np.testing.assert_allclose(lam, 0.1 * G.max(axis=1), rtol=1e-14, atol=0)
+    reps = fsasl_mod._ScanOrder(Z, codes)
+    V = 0.1 * rng.normal(size=(40, m))
+    E = np.unique(codes.indices)
+    t = np.abs(V @ Z[E].T).max(axis=1)  # every atom of E satisfies |z_lᵀv| ≤ t
+    lens = reps.lengths(np.linalg.norm(V, axis=1) / t)
+    for k in range(V.shape[0]):
+        skipped = reps.order[lens[k] :]
+        assert np.all(np.abs(Z[skipped] @ V[k]) <= t[k] * (1 + 1e-12))
+
+
+@pytest.mark.parametrize("n,expect", [(25, "slep"), (40, "lars")])
+def test_auto_solver_threshold(rng, monkeypatch, n, expect):
+    monkeypatch.setattr(fsasl_mod, "AUTO_SLEP_MAX_SAMPLES", 30)
+    X = standardize(rng.normal(size=(n, 6))).X
+    auto = FSASL(3, 3, max_iter=4).fit(X)
+    explicit = FSASL(3, 3, max_iter=4, lasso_solver=expect).fit(X)
+    assert auto.lasso_solver == "auto" and auto.lasso_solver_ == expect
+    assert explicit.lasso_solver_ == expect
+    np.testing.assert_array_equal(auto.objective_, explicit.objective_)
+    np.testing.assert_array_equal(auto.S_.toarray(), explicit.S_.toarray())
+    assert (auto.lasso_n_iter_ is None) is (expect == "lars")
+
+
+def test_default_is_the_authors_slep_below_the_threshold(rng):
+    X = standardize(rng.normal(size=(50, 6))).X
+    a = FSASL(3, 3, max_iter=3).fit(X)
+    b = FSASL(3, 3, max_iter=3, lasso_solver="slep").fit(X)
+    assert a.lasso_solver_ == "slep" and fsasl_mod.AUTO_SLEP_MAX_SAMPLES >= 4000
+    np.testing.assert_array_equal(a.objective_, b.objective_)
+
+
+def test_warm_eigen_step_matches_lanczos(rng, monkeypatch):
+    """Above WARM_EIGEN_NODES the eigen-step runs LOBPCG from the previous ``Y``: the same
+    invariant subspace as Lanczos."""
+    n, c = 1500, 4
+    X = rng.normal(size=(n, 3)) + 4.0 * rng.integers(0, c, size=(n, 1))
+    A = knn_graph(X, 6)
+    A = ((A + A.T) * 0.5).tocsr()
+    L = (sp.diags(np.asarray(A.sum(axis=1)).ravel()) - A).tocsr()
+    Y = FSASL._smallest(L, c)
+    start = np.linalg.qr(Y + 0.05 * rng.normal(size=Y.shape))[0]
+    monkeypatch.setattr(fsasl_mod, "WARM_EIGEN_NODES", 1000)
+
+    def no_lanczos(*args, **kwargs):
+        raise AssertionError("the warm LOBPCG path was not taken")
+
+    monkeypatch.setattr(fsasl_mod.spla, "eigsh", no_lanczos)
+    Yw = FSASL._smallest(L, c, start=start)
+    np.testing.assert_allclose(Yw.T @ Yw, np.eye(c), atol=1e-8)
+    s = np.linalg.svd(Y.T @ Yw, compute_uv=False)
+    assert s.min() > 1 - 1e-8
+
+
+def test_mean_pairwise_distance_tiled_above_the_size_switch(rng, monkeypatch):
+    X = rng.normal(size=(1300, 7))
+    ref = mean_pairwise_distance(X)
+    assert ref == pytest.approx(2 * pdist(X).sum() / X.shape[0] ** 2, rel=1e-12)
+    monkeypatch.setattr(fsasl_mod, "SYMMETRIC_MEAN_MIN_SAMPLES", 1000)
+    assert mean_pairwise_distance(X) == pytest.approx(ref, rel=1e-14)
+    assert fsasl_mod._mean_distance_tiled(X, rows=100, cols=300) == pytest.approx(ref, rel=1e-14)

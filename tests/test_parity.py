@@ -65,7 +65,8 @@ def test_every_reference_of_an_implemented_method_has_a_case(parity_root):
     missing = sorted(
         t
         for t in tags
-        if t not in CASES and prefix_to_method.get(t.split("__")[0], t.split("__")[0]) in implemented
+        if t not in CASES
+        and prefix_to_method.get(t.split("__")[0], t.split("__")[0]) in implemented
     )
     assert not missing, f"reference outputs without a parity case: {missing}"
 

@@ -626,7 +626,8 @@ def plot_runtime(df: pd.DataFrame, base: str, path, save: Saver = save_figure):
         floor = 10.0 ** np.floor(np.log10(positive.min() / 2)) if len(positive) else 1e-4
         colors = [method_style(m)["color"] for m in stats.index]
         hatches = [
-            "xxx" if stats.loc[m, "over"] else "////" if _uses_graph(m, free) else "" for m in stats.index
+            "xxx" if stats.loc[m, "over"] else "////" if _uses_graph(m, free) else ""
+            for m in stats.index
         ]
         bars = ax.barh(
             y,
@@ -679,7 +680,10 @@ def plot_runtime(df: pd.DataFrame, base: str, path, save: Saver = save_figure):
         )
         legend = [
             Patch(
-                facecolor="0.75", edgecolor="white", hatch="////", label="uses a kNN graph (built once)"
+                facecolor="0.75",
+                edgecolor="white",
+                hatch="////",
+                label="uses a kNN graph (built once)",
             )
         ]
         if stats["over"].any():

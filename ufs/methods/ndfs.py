@@ -41,7 +41,6 @@ UPDATES = ("ratio", "sqrt")
 W_INITS = ("ones",)
 
 
-
 def spectral_indicator(
     L: sp.spmatrix, c: int, random_state=None, *, offset: float = 0.2, n_init: int = 10
 ) -> np.ndarray:

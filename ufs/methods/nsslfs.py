@@ -130,7 +130,6 @@ def _balance(W: np.ndarray, H: np.ndarray, lam: float, beta: float, eps: float) 
     return s
 
 
-
 class NSSLFS(UFSSelector):
     """NSSLFS (Zheng, Yan & Yang, Neurocomputing 2019); ranks features by ``||w_i||_2``.
 

@@ -110,7 +110,6 @@ def _soft(T: np.ndarray, t: float) -> np.ndarray:
     return np.sign(T) * np.maximum(np.abs(T) - t, 0.0)
 
 
-
 class RNE(UFSSelector):
     """Robust Neighborhood Embedding (Liu et al., KBS 2020); ranks features by ``||h_j||²``.
 

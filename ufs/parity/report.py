@@ -32,7 +32,9 @@ def input_check(root=None) -> str:
     new = rebuild_digits_inputs()
     dx = float(np.max(np.abs(new["X"] - ref["X"])))
     dw = max(float(abs(new[g] - ref[g]).max()) for g in ("W", "W_binary"))
-    same = dx <= 1e-12 and dw <= 1e-15 and np.array_equal(new["feature_index"], ref["feature_index"])
+    same = (
+        dx <= 1e-12 and dw <= 1e-15 and np.array_equal(new["feature_index"], ref["feature_index"])
+    )
     verdict = "identical" if same else "DIFFERENT — every comparison below is suspect"
     return (
         f"Input rebuilt by this package: {verdict} (max |ΔX| = {dx:.1e}, "
@@ -109,7 +111,7 @@ def render_report(outcomes: list[Outcome], *, input_line: str) -> str:
         "",
         "* *overlap@h*: features shared by our top h and the authors' top h. Where the "
         "authors' scores tie (equal to 1e-6 relative; blocks listed in the reference JSON) "
-        "and h cuts a tie block, the block counts as a set (\"raw\" gives the plain count). "
+        'and h cuts a tie block, the block counts as a set ("raw" gives the plain count). '
         "– : not compared (see the case's note).",
         "* *Spearman ρ*: of the two full rankings (– for subset methods).",
         "* *objective*: ours evaluated with the formula the reference JSON names "

@@ -5,7 +5,9 @@ from ..core import Case
 
 
 def _build(inputs, ref):
-    est = LaplacianScore(10, n_neighbors=inputs["n_neighbors"], weight="heat", sigma=inputs["sigma"])
+    est = LaplacianScore(
+        10, n_neighbors=inputs["n_neighbors"], weight="heat", sigma=inputs["sigma"]
+    )
     return est, {"graph": inputs["W"]}
 
 
