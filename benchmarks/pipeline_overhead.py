@@ -23,6 +23,16 @@ the k-means evaluation's CPU time. Then
 Everything is CPU time, so a loaded machine changes the wall time but hardly the shares
 (the load average is printed before and after). Also printed: the wall time and the jobs
 per rule (from Snakemake's log).
+
+``--floor`` then runs, with the same wrapper and cores, a *null pipeline* of as many jobs
+as the real run had: every job a ``script:`` that only writes its output (``bare``) or
+also imports NumPy (``numpy``), as every real job must to read its input. Its job CPU
+is what the job structure alone costs (interpreter, Snakemake's script preamble, its job
+wrapper), and
+
+    floor share = floor CPU / (floor CPU + method + kmeans)
+
+the smallest outside share any implementation with that many jobs can reach.
 """
 
 from __future__ import annotations
@@ -136,6 +146,41 @@ def run(cores: int, configfile: str | None, workdir: Path, extra: list[str]) -> 
     }
 
 
+NULL_SNAKEFILE = """
+JOBS = config["jobs"]
+rule all:
+    input: [f"out/{r}/{i}.txt" for r, n in JOBS.items() for i in range(n)]
+rule null:
+    output: "out/{rule}/{i}.txt"
+    script: "null_job.py"
+"""
+
+NULL_JOB = {
+    "bare": "open(snakemake.output[0], 'w').write('done')\n",
+    "numpy": "import numpy\nopen(snakemake.output[0], 'w').write('done')\n",
+}
+
+
+def null_floor(cores: int, jobs_per_rule: dict[str, int], level: str, workdir: Path) -> dict:
+    """Job CPU of a null pipeline with ``jobs_per_rule`` jobs (see the module docstring)."""
+    wd = workdir / f"null-{level}"
+    wd.mkdir(parents=True)
+    (wd / "Snakefile").write_text(NULL_SNAKEFILE)
+    (wd / "null_job.py").write_text(NULL_JOB[level])
+    stats = wd / "rusage.json"
+    jobs = {r: n for r, n in jobs_per_rule.items() if r != "all"}
+    cmd = [sys.executable, "-c", WRAPPER, str(stats), "--snakefile", str(wd / "Snakefile")]
+    cmd += ["--directory", str(wd), "--cores", str(cores)]
+    (wd / "config.json").write_text(json.dumps({"jobs": jobs}))  # JSON is YAML
+    cmd += ["--configfile", str(wd / "config.json")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=wd)
+    if proc.returncode != 0:
+        raise SystemExit(f"null pipeline failed: {proc.stderr[-2000:]}")
+    usage = json.loads(stats.read_text())
+    n = sum(jobs.values())
+    return {"level": level, "jobs": n, **usage, "per_job": usage["jobs_cpu"] / n}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     extra = argv[argv.index("--") + 1 :] if "--" in argv else []
@@ -145,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configfile", default=None)
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument(
+        "--floor", action="store_true", help="also run null pipelines of as many jobs"
+    )
     args = ap.parse_args(argv)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ufs-overhead-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -165,6 +213,18 @@ def main(argv: list[str] | None = None) -> int:
         f"outside methods and k-means: {100 * r['outside_share_jobs']:.1f} % of job CPU, "
         f"{100 * r['outside_share_all']:.1f} % with Snakemake's own process"
     )
+    if args.floor:
+        useful = r["fit_seconds"] + r["graph_seconds"] + r["kmeans_seconds"]
+        r["floor"] = []
+        for level in NULL_JOB:
+            f = null_floor(args.cores, r["jobs_per_rule"], level, workdir)
+            f["share"] = f["jobs_cpu"] / (f["jobs_cpu"] + useful)
+            r["floor"].append(f)
+            print(
+                f"null pipeline ({level}), {f['jobs']} jobs: job CPU {f['jobs_cpu']:.1f} s "
+                f"({f['per_job']:.2f} s per job), Snakemake {f['scheduler_cpu']:.1f} s; "
+                f"floor share {100 * f['share']:.1f} %"
+            )
     path = args.json or workdir / "pipeline_overhead.json"
     path.write_text(json.dumps(r, indent=1))
     print(f"written: {path}")

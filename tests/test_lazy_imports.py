@@ -57,6 +57,16 @@ def test_tracking_and_aggregation_jobs_import_neither_sklearn_nor_mlflow_up_fron
     assert _loaded(code, (*HEAVY, "sklearn")) == []
 
 
+@pytest.mark.parametrize("script", ["download_dataset.py", "standardize_dataset.py"])
+def test_data_jobs_import_no_scikit_learn(script):
+    # download and standardize read, check and z-score arrays: NumPy and the readers only
+    # (scikit-learn's import alone is ~0.7 s of CPU per job); the imports of the script
+    # itself, up to the first use of the snakemake object
+    src = (SCRIPTS / script).read_text()
+    imports = src[: src.index("setup(snakemake)")]
+    assert _loaded(f"exec({imports!r})", (*HEAVY, "sklearn", "pandas")) == []
+
+
 def test_lazy_package_exports():
     code = (
         "import ufs; from ufs import KMeansUFS, make_estimator, UFSSelector; "

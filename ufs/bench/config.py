@@ -13,7 +13,6 @@ index are built once, so every per-job lookup of the workflow is a dict access.
 from __future__ import annotations
 
 import math
-import os
 import re
 import reprlib
 import warnings
@@ -24,6 +23,7 @@ from typing import Any
 from ..datasets import get_dataset
 from ..preprocessing import check_input_space
 from ..registry import expand_grid, get_method, make_estimator, params_id
+from .data_steps import file_entry
 
 __all__ = [
     "ConfigError",
@@ -303,21 +303,6 @@ class Plan:
 def _require(cond: bool, key: str, msg: str) -> None:
     if not cond:
         raise ConfigError(f"config {key}: {msg}")
-
-
-#: the keys of a file dataset passed to ufs.datasets.user_files.load_user_file
-_FILE_KEYS = ("file", "sha256", "variables", "label_column", "header", "sep", "decimal", "encoding")
-
-
-def file_entry(config: dict[str, Any], name: str) -> dict[str, Any] | None:
-    """The ``file`` keys of ``datasets.<name>`` (path made absolute, a symlink kept as
-    such: its own name decides the format), or ``None``."""
-    entry = ((config.get("datasets") or {}).get(name)) or {}
-    if "file" not in entry:
-        return None
-    spec = {k: entry[k] for k in _FILE_KEYS if k in entry}
-    spec["file"] = os.path.abspath(Path(spec["file"]).expanduser())
-    return spec
 
 
 def relative_h(spec: dict[str, Any], n_features: int) -> list[int]:

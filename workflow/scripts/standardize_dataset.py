@@ -1,9 +1,8 @@
-"""Validate and z-score a dataset (adapter over ufs.bench.steps.standardize)."""
+"""Validate and z-score a dataset (adapter over ufs.bench.data_steps.standardize)."""
 
 from _job import setup
 
-from ufs.bench.config import file_entry
-from ufs.bench.steps import standardize
+from ufs.bench.data_steps import file_entry, standardize
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
