@@ -23,9 +23,11 @@ printed. The GEMM rate is the best of 7 1000 × 1000 products, measured before t
 and after each shape in this process; the largest is used (the conservative choice on a
 shared machine: the bound is then the smallest).
 
-ms/iter: median of the intervals between consecutive ``callback`` calls (one per
-iteration); set-up (standardisation, factor, initial basis) = time to the first
-callback minus one median iteration. Best (minimum) of ``--repeats`` fits.
+ms/iter: the fit as a user runs it (no callback: with one, the loop builds a dense W for
+it), ``(T − T₁) / (n_iter − 1)`` with ``T`` the whole fit and ``T₁`` the same fit stopped
+after one iteration (``max_iter=1``), i.e. the mean over iterations (they take one of two
+Procrustes routes, ~1.6× apart at the large shape); set-up (standardisation, factor,
+initial basis) = ``T₁`` minus one mean iteration. Best (minimum) of ``--repeats`` fits.
 
 Kernel floor (second table): the LAPACK/BLAS calls an iteration cannot avoid with the
 Gram route of ``ufs.linalg.procrustes``, each timed alone in this process (best of 200
@@ -33,7 +35,9 @@ calls): one ``eigh`` of an h × h matrix, the p × h × h products (two on the o
 route — ``HᵀH``, ``H·M`` — four on the two-pass route the ill-conditioned ``H`` takes
 — ``HᵀH``, ``HQ``, ``YᵀY``, ``Y·M``), the four thin products with ``B`` and ~8 BLAS-1
 updates of a p × h array. Their sum is what an iteration would cost with zero overhead;
-dividing it by the bound says how close to the bound this design can get at all.
+dividing it by the bound says how close to the bound this design can get at all. The
+floor of the run weighs the two routes by how many iterations took each (counted in a
+separate, untimed fit: ``λ_min(HᵀH) ≥ _POLAR_ONE_PASS · λ_max`` takes one pass).
 """
 
 from __future__ import annotations
@@ -41,9 +45,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -79,20 +85,20 @@ def gemm_rate(n: int = 1000, repeats: int = 7) -> float:
 
 
 def time_fit(X: np.ndarray, h: int, k: int) -> dict:
-    stamps: list[float] = []
-
-    def cb(t, **kw):
-        stamps.append(time.perf_counter())
-
     t0 = time.perf_counter()
-    est = KMeansUFS(h, k, callback=cb).fit(X)
+    est = KMeansUFS(h, k).fit(X)
     total = time.perf_counter() - t0
-    per = float(np.median(np.diff(stamps)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        t0 = time.perf_counter()
+        KMeansUFS(h, k, max_iter=1).fit(X)
+        one = time.perf_counter() - t0
+    per = (total - one) / (est.n_iter_ - 1)
     return {
         "total": total,
         "n_iter": est.n_iter_,
         "per_iter": per,
-        "setup": stamps[0] - t0 - per,
+        "setup": one - per,
         "objective": est.selection_objective_,
     }
 
@@ -104,6 +110,30 @@ def best_time(fn, calls: int = 200) -> float:
         fn()
         best = min(best, time.perf_counter() - t0)
     return best
+
+
+def route_counts(X: np.ndarray, h: int, k: int) -> tuple[int, int]:
+    """(one-pass, two-pass) Procrustes iterations of a fit (untimed: each ``H`` is classified
+    by an extra ``eigvalsh``, as ``ufs.linalg._polar_gram`` does)."""
+    import scipy.linalg as sla
+
+    import ufs.methods.kmeans_ufs as km
+    from ufs.linalg import _POLAR_ONE_PASS
+
+    counts = [0, 0]
+    real = km.procrustes
+
+    def counting(H, method="auto"):
+        lam = sla.eigvalsh(H.T @ H, check_finite=False)
+        counts[0 if lam[0] >= _POLAR_ONE_PASS * lam[-1] else 1] += 1
+        return real(H, method)
+
+    km.procrustes = counting
+    try:
+        KMeansUFS(h, k).fit(X)
+    finally:
+        km.procrustes = real
+    return counts[0], counts[1]
 
 
 def kernel_floor(p: int, k: int, h: int) -> dict:
@@ -138,7 +168,11 @@ def main() -> None:
             X = synthetic(n, p, k)
             runs = [time_fit(X, h, k) for _ in range(args.repeats)]
             rates.append(gemm_rate())
-            rows.append((label, n, p, k, h, runs, kernel_floor(p, k, h)))
+            floor = kernel_floor(p, k, h)
+            one, two = route_counts(X, h, k)
+            floor["routes"] = (one, two)
+            floor["run"] = (one * floor["one-pass"] + two * floor["two-pass"]) / (one + two)
+            rows.append((label, n, p, k, h, runs, floor))
     # the best rate seen in this process (conservative: the largest bound-to-time ratio)
     rate = max(rates)
     print(
@@ -164,15 +198,18 @@ def main() -> None:
     print()
     print(
         "| shape | eigh h×h ms | p×h×h product ms | B pair ms | axpy ms | floor one-pass ms "
-        "| floor two-pass ms | two-pass floor ÷ issue bound |"
+        "| floor two-pass ms | routes one / two-pass | floor of the run ms | ÷ issue bound "
+        "| ms/iter ÷ floor of the run |"
     )
-    print("|---|---|---|---|---|---|---|---|")
-    for label, _, p, k, h, _, fl in rows:
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for label, _, p, k, h, runs, fl in rows:
         i_ms = issue_flops(p, k, h) / rate / 1e6
+        per = min(r["per_iter"] for r in runs)
         print(
             f"| {label} | {1e3 * fl['eigh']:.3f} | {1e3 * (fl['gram'] + fl['apply']) / 2:.3f} | "
             f"{1e3 * fl['B pair']:.3f} | {1e3 * fl['axpy']:.3f} | {1e3 * fl['one-pass']:.3f} | "
-            f"{1e3 * fl['two-pass']:.3f} | {1e3 * fl['two-pass'] / i_ms:.2f} |"
+            f"{1e3 * fl['two-pass']:.3f} | {fl['routes'][0]} / {fl['routes'][1]} | "
+            f"{1e3 * fl['run']:.3f} | {1e3 * fl['run'] / i_ms:.2f} | {per / fl['run']:.2f} |"
         )
 
 

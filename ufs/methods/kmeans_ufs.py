@@ -220,16 +220,20 @@ class KMeansUFS(UFSSelector):
 
     def _admm(self, B, V, diag_a, h) -> np.ndarray:
         # The steps of Algorithm 1 with in-place BLAS-1 updates (daxpy) and the row
-        # sparsity of W (h non-zero rows after the first iteration) exploited; V, U and
-        # W are fresh arrays every iteration (the callback may keep them).
+        # sparsity of W exploited: after the first iteration W has h non-zero rows, kept
+        # as ``w_vals`` (its rows ``w_rows``); a dense W is built only for the callback.
+        # Ω + μV is formed once, in Ω's array: it is H's shift (Eq. 31) and the first half
+        # of Ω's update (Eq. 17). V and U are fresh arrays every iteration (the callback
+        # may keep them).
         Bt = np.ascontiguousarray(B.T)
         V = np.ascontiguousarray(V)
         axpy = get_blas_funcs("axpy", (V,))
-        U, W = V.copy(), V.copy()
-        w_rows = None  # non-zero rows of W (None: W⁰ = V⁰ is dense)
+        U = V.copy()
+        w_rows, w_vals = None, V.copy()  # W⁰ = V⁰: dense (w_rows None)
         Omega = np.zeros_like(V)
         Gamma = np.zeros_like(V)
         F = np.empty_like(V)
+        om, ga = Omega.ravel(), Gamma.ravel()
         mu = float(self.mu0)
         rho, mu_max = float(self.rho), float(self.mu_max)
         patience, callback = int(self.patience), self.callback
@@ -244,37 +248,35 @@ class KMeansUFS(UFSSelector):
             D = B @ (Bt @ U)
             d = D.ravel()
             axpy(U.ravel(), d, a=mu)
-            d -= Omega.ravel()
-            d -= Gamma.ravel()
+            d -= om
+            d -= ga
             if w_rows is None:
-                axpy(W.ravel(), d, a=mu)
+                axpy(w_vals.ravel(), d, a=mu)
             else:
-                D[w_rows] += mu * W[w_rows]
+                D[w_rows] += mu * w_vals
             d *= sqrt_h / np.sqrt(np.dot(d, d))
             V = D
-            # Eq. (31): U-update by orthogonal Procrustes on H = A V + μ E, E = V + Ω/μ
+            # Eq. (31): U-update by orthogonal Procrustes on H = A V + μ E, E = V + Ω/μ;
+            # Ω ← Ω + μV here, − μU below (Eq. 17)
+            axpy(d, om, a=mu)
             H = B @ (Bt @ V)
-            hv = H.ravel()
-            axpy(V.ravel(), hv, a=mu)
-            hv += Omega.ravel()
+            H += Omega
             U = procrustes(H)
             # Eq. (26): W-update, ℓ2,0 row projection of F = V + Γ/μ
             np.multiply(Gamma, 1.0 / mu, out=F)
             F += V
             idx = top_rows(row_norms(F, squared=True), h)
-            W = np.zeros_like(V)
-            W[idx] = F[idx]
-            w_rows = idx
+            w_rows, w_vals = idx, F[idx]
             # Eqs. (17)-(19): Ω += μ(V − U), Γ += μ(V − W), μ ← ρμ
-            om = Omega.ravel()
-            axpy(V.ravel(), om, a=mu)
             axpy(U.ravel(), om, a=-mu)
-            axpy(V.ravel(), Gamma.ravel(), a=mu)
-            Gamma[idx] -= mu * W[idx]
+            axpy(d, ga, a=mu)
+            Gamma[idx] -= mu * w_vals
             if mu < mu_max:
                 mu *= rho
             objective.append(-float(diag_a[idx].sum()))
             if callback is not None:
+                W = np.zeros_like(V)
+                W[idx] = w_vals
                 callback(it, V=V, U=U, W=W, mu=mu)
             current = np.sort(idx)
             stable = stable + 1 if prev is not None and np.array_equal(current, prev) else 0
