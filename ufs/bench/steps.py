@@ -1,7 +1,8 @@
 """The pipeline steps, each a function from input files to atomically written outputs.
 
 ``download → standardize → [graph] → fit → evaluate``; the Snakemake scripts are thin
-adapters over these functions.
+adapters over these functions. The data steps live in :mod:`ufs.bench.data_steps` (their
+jobs do not import scikit-learn) and are re-exported here.
 """
 
 from __future__ import annotations
