@@ -98,8 +98,10 @@ def test_auto_is_exact_below_the_threshold_and_approximate_above(monkeypatch):
 
     monkeypatch.setattr(graph, "EXACT_MAX_SAMPLES", 500)
     calls = []
-    real = graph._nn_descent
-    monkeypatch.setattr(graph, "_nn_descent", lambda X, k: calls.append(k) or real(X, k))
+    real = graph._approximate_candidates
+    monkeypatch.setattr(
+        graph, "_approximate_candidates", lambda X, k: calls.append(k) or real(X, k)
+    )
     auto = knn_graph(X, 5, weight="heat")
     assert calls == [5]
     assert (auto != knn_graph(X, 5, weight="heat", algorithm="approximate")).nnz == 0
@@ -113,7 +115,8 @@ def test_small_problems_and_incomplete_rows_are_searched_exactly(monkeypatch):
     exact = knn_indices(X, 5, algorithm="exact")
     small = knn_indices(X, 5, algorithm="approximate")  # too few points for NN-descent
     assert all(np.array_equal(a, b) for a, b in zip(small, exact, strict=True))
-    X = planted_mixture(n=400, p=6, seed=5)
+    # NN-descent (more than HNSW_MAX_FEATURES features)
+    X = planted_mixture(n=400, p=graph.HNSW_MAX_FEATURES + 2, seed=5)
     exact = knn_indices(X, 5, algorithm="exact")
     assert np.array_equal(
         knn_indices(X, X.shape[0] - 2, algorithm="approximate")[0][:, :5], exact[0]
@@ -166,3 +169,45 @@ def test_faiss_is_imported_only_by_the_approximate_path():
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.parametrize("p", [2, 5, graph.HNSW_MAX_FEATURES])
+def test_low_dimensional_data_is_searched_by_hnsw(p, monkeypatch):
+    """At most HNSW_MAX_FEATURES features: an HNSW graph (faster there than NN-descent
+    for the same recall, docs/benchmarks.md), with the exact path's conventions."""
+    import faiss
+
+    built = []
+    real = faiss.IndexHNSWFlat
+    monkeypatch.setattr(faiss, "IndexHNSWFlat", lambda d, m: built.append(d) or real(d, m))
+    X = planted_mixture(n=3000, p=p, rank=min(p, 10), seed=3)
+    ie, de = knn_indices(X, 5, algorithm="exact")
+    ia, da = knn_indices(X, 5, algorithm="approximate")
+    assert built == [p]
+    # recall counted by distance (ties at the k-th distance are not misses)
+    assert np.mean(da <= de[:, -1:] * (1 + 1e-12)) >= 0.99
+    assert not (ia == np.arange(len(X))[:, None]).any()
+    assert np.all(np.diff(da, axis=1) >= 0)
+    np.testing.assert_allclose(da, np.linalg.norm(X[:, None, :] - X[ia], axis=2), rtol=1e-12)
+    again = knn_indices(X, 5, algorithm="approximate")
+    assert np.array_equal(again[0], ia) and np.array_equal(again[1], da)
+
+
+def test_hnsw_rows_with_holes_are_searched_exactly(monkeypatch):
+    import faiss
+
+    X = planted_mixture(n=400, p=4, rank=4, seed=6)
+    exact = knn_indices(X, 5, algorithm="exact")
+
+    class Holed(faiss.IndexHNSWFlat):
+        def search(self, x, k):  # -1 (too few results) in row 3, a repeat in row 7
+            D, I = super().search(x, k)
+            I[3, 2] = -1
+            I[7, 2] = I[7, 1]
+            return D, I
+
+    monkeypatch.setattr(faiss, "IndexHNSWFlat", Holed)
+    idx, dist = knn_indices(X, 5, algorithm="approximate")
+    for r in (3, 7):
+        np.testing.assert_array_equal(idx[r], exact[0][r])
+        np.testing.assert_allclose(dist[r], exact[1][r], rtol=1e-12)
