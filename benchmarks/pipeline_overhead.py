@@ -190,9 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configfile", default=None)
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
-    ap.add_argument(
-        "--floor", action="store_true", help="also run null pipelines of as many jobs"
-    )
+    ap.add_argument("--floor", action="store_true", help="also run null pipelines of as many jobs")
     args = ap.parse_args(argv)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ufs-overhead-"))
     workdir.mkdir(parents=True, exist_ok=True)

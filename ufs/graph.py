@@ -94,7 +94,7 @@ def _approximate_candidates(X: np.ndarray, k: int) -> np.ndarray:
             index.add(Xf)
             index.hnsw.efSearch = max(HNSW_EF_SEARCH, K + 1)
             _, found = index.search(Xf, K + 1)
-            idx = _drop_self(found.astype(np.intp), K)
+            idx = found[_not_self(found)].reshape(n, K).astype(np.intp)
         else:
             index = faiss.IndexNNDescentFlat(p, K)
             index.nndescent.iter = NND_ITERATIONS
@@ -125,10 +125,6 @@ def _not_self(found: np.ndarray) -> np.ndarray:
     keep = np.ones_like(own)
     keep[np.arange(n), drop] = False
     return keep
-
-
-def _drop_self(found: np.ndarray, K: int) -> np.ndarray:
-    return found[_not_self(found)].reshape(found.shape[0], K)
 
 
 def _row_distances(X: np.ndarray, idx: np.ndarray, block: int = 64) -> np.ndarray:

@@ -196,8 +196,8 @@ class Instance:
     seed: int
     hs: tuple[int, ...]
     n_features: int
-    #: a dataset given as a file in the config (the keys of :data:`_FILE_KEYS` it sets),
-    #: ``None`` for registered datasets
+    #: a dataset given as a file in the config (the keys of
+    #: :data:`ufs.bench.data_steps._FILE_KEYS` it sets), ``None`` for registered datasets
     file: dict[str, Any] | None = None
     #: number of samples and of classes where the plan knows them (registered datasets;
     #: .npz and .mat files), else ``None``
