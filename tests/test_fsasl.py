@@ -469,6 +469,20 @@ def test_exact_lasso_cold_subsample_and_certified_scan(rng, monkeypatch):
     _assert_same_codes(exact_lasso(Z, 0.02, support=S0.tocsc()).toarray(), ref, Z, lams)
 
 
+@pytest.mark.parametrize("tile", [(3, 7), (32, 2048), (256, 2048)])
+def test_exact_lasso_scan_tile_does_not_change_the_codes(rng, monkeypatch, tile):
+    """The scans' tile shape (rows grouped by scan length, the violators kept per tile)
+    changes the order of the KKT rounds, not the codes."""
+    monkeypatch.setattr(fsasl_mod, "_COLD_SUBSAMPLE", 12)
+    monkeypatch.setattr(fsasl_mod, "_SCAN_TILE", tile)
+    n, m = 180, 5
+    Z = rng.normal(size=(n, m)) * rng.uniform(0.3, 2.0, size=(n, 1))
+    ref, lams = _reference_codes(Z, 0.02)
+    _assert_same_codes(exact_lasso(Z, 0.02, working_set=2).toarray(), ref, Z, lams)
+    S0 = exact_lasso(Z + 0.05 * rng.normal(size=Z.shape), 0.02)
+    _assert_same_codes(exact_lasso(Z, 0.02, support=S0).toarray(), ref, Z, lams)
+
+
 def test_scan_order_bounds_and_lambdas(rng):
     """λ from the representation-bounded scan equals the brute-force maximum, whatever
     the representations (here random codes); the bound holds for every skipped atom."""

@@ -80,6 +80,16 @@ def test_approximate_graph_follows_the_exact_conventions(weight):
     np.testing.assert_allclose(shared.data, Se.multiply(Sa > 0).data, rtol=1e-12)
 
 
+def test_graph_from_given_neighbors_equals_the_searched_graph():
+    X = planted_mixture(n=300, p=6, seed=3)
+    idx, dist = knn_indices(X, 6)
+    for weight in ("binary", "heat", "cosine"):
+        given = knn_graph(X, 5, weight=weight, neighbors=(idx[:, :5], dist[:, :5]))
+        assert (given != knn_graph(X, 5, weight=weight)).nnz == 0
+    with pytest.raises(ValueError, match="300 × 5"):
+        knn_graph(X, 5, neighbors=(idx, dist))
+
+
 def test_approximate_excludes_self_among_duplicates():
     rng = np.random.default_rng(2)
     X = np.repeat(rng.normal(size=(200, 8)), 3, axis=0)  # every point thrice

@@ -174,12 +174,23 @@ def knn_graph(
     weight: str = "binary",
     sigma: float | None = None,
     algorithm: str = "auto",
+    neighbors: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> sp.csr_matrix:
     """Symmetric kNN affinity matrix ``S`` (CSR, no self-loops); see module docstring.
 
     ``algorithm`` is the neighbour search (:func:`knn_indices`); a graph spec that sets it
-    keys the workflow's graph cache by it (``ufs.registry.params_id`` of the spec)."""
-    idx, dist = knn_indices(X, n_neighbors, algorithm=algorithm)
+    keys the workflow's graph cache by it (``ufs.registry.params_id`` of the spec).
+    ``neighbors``: ``(idx, dist)`` from a :func:`knn_indices` search the caller already ran
+    (``n × n_neighbors``, nearest first), used instead of searching again."""
+    if neighbors is None:
+        idx, dist = knn_indices(X, n_neighbors, algorithm=algorithm)
+    else:
+        idx, dist = (np.asarray(a) for a in neighbors)
+        if idx.shape != (X.shape[0], n_neighbors) or dist.shape != idx.shape:
+            raise ValueError(
+                f"neighbors must be two {X.shape[0]} × {n_neighbors} arrays (idx, dist); "
+                f"got {idx.shape} and {dist.shape}"
+            )
     n, k = idx.shape
     rows = np.repeat(np.arange(n), k)
     cols = idx.ravel()

@@ -132,10 +132,10 @@ def _polar_gram(H: np.ndarray) -> np.ndarray | None:
     if lam[0] >= _POLAR_ONE_PASS * lam[-1]:
         return H @ ((Q / np.sqrt(lam)) @ Q.T)
     Y = H @ Q
-    d = np.sqrt(np.einsum("ij,ij->j", Y, Y))
+    F = Y.T @ Y  # Ŷ = Y D^{-1} is never formed: D^{-1} is folded into the h × h factors
+    d = np.sqrt(F.diagonal())  # the column norms of Y, without another pass over it
     if not d.min() > MATLAB_EPS * d.max():
         return None
-    F = Y.T @ Y  # Ŷ = Y D^{-1} is never formed: D^{-1} is folded into the h × h factors
     F /= d
     F /= d[:, None]
     F.flat[:: h + 1] -= 1.0

@@ -73,9 +73,10 @@ DENSE_ARRAYS = 5
 _SLEP_BLOCK_FLOATS = 1 << 21
 #: relative slack of the KKT test of :func:`exact_lasso`
 _KKT_RTOL = 1e-9
-#: queries × atoms of one tile of :func:`exact_lasso`'s correlation scans (a tile stays
-#: in cache: 0.7 ns per pair at m = 10, against 2.5 ns for whole rows of 70 000 atoms)
-_SCAN_TILE = (256, 2048)
+#: queries × atoms of one tile of :func:`exact_lasso`'s correlation scans, small enough
+#: that a tile (512 KB) and its masks stay in a core's L2 cache: at m = 10, 0.76-0.80 ns
+#: per pair against 1.35 for 256 × 2048 tiles (4 MB) and 2.5 for whole rows of 70 000 atoms
+_SCAN_TILE = (32, 2048)
 #: floats of one chunk (samples × working set × m) of the batched homotopy
 _BATCH_FLOATS = 1 << 19
 #: relative safety margin of the representation bounds of :class:`_ScanOrder`
@@ -832,8 +833,8 @@ def exact_lasso(
        (:class:`_ScanOrder`): an atom ``j`` outside the atoms of the current codes is
        skipped only when the representation bound proves ``|z_jᵀr_i| ≤ λ_i(1 + 1e-9)``
        (every other atom is computed), violators join the working set and the
-       candidates, and the rounds resume. Correlations are computed in ``256 × 2048``
-       tiles of a GEMM.
+       candidates, and the rounds resume. Correlations are computed in ``32 × 2048``
+       tiles of a GEMM (:data:`_SCAN_TILE`).
 
     ``q`` (``working_set``) defaults to ``2m``. A working set that grows beyond
     ``max(20m, 200)`` atoms is finished by :func:`_exact_lasso_one` (the same loop for
@@ -1198,7 +1199,10 @@ class FSASL(UFSSelector):
     n = 10⁴ (``"lars"``) 39 CPU-s, 98 MB; n = 7·10⁴ (``"lars"``) 493 CPU-s, 606 MB —
     iteration 1 ~27 s (σ 13.5 s, two kNN searches of ``X``, the first eigen-step), then
     per iteration ~4.5 s for the kNN search of ``Z`` (NN-descent), ~2 s S-step, ~1.6 s
-    eigen-step. ``"lars"`` at n = 2000: 8.5 CPU-s (the
+    eigen-step. Since session 9 the first graph reuses μ's kNN search of ``X`` (its first
+    ``k`` neighbours), ``Z``'s ``c ≤ 10`` columns are searched by HNSW and the scans use
+    L2-sized tiles: n = 7·10⁴ 519 CPU-s on the slower machine type that took 639 s before
+    (``docs/benchmarks.md``). ``"lars"`` at n = 2000: 8.5 CPU-s (the
     former per-sample loop: 73-128 s), n = 10⁴: 39 s (former: 726 s).
 
     Attributes
@@ -1372,9 +1376,11 @@ class FSASL(UFSSelector):
         T = int(self.max_iter)
         first_global = (T < 5) if self.global_first_iter is None else bool(self.global_first_iter)
         first_global = first_global or l2 == 0  # otherwise L = 0 in iteration 1
+        neighbors = None  # the first graph's k neighbours, when already searched
         if self.local_reg is None:
             idx, dist = knn_indices(X, k + 1)
             self.local_reg_ = adaptive_neighbor_graph(idx, dist**2)[1]
+            neighbors = (idx[:, :k], dist[:, :k])
         else:
             self.local_reg_ = float(self.local_reg)
         mu = self.local_reg_
@@ -1406,7 +1412,8 @@ class FSASL(UFSSelector):
             # 2. local structure
             if l2 > 0:
                 if it == 1:
-                    A = knn_graph(X, k, weight="heat", sigma=mean_pairwise_distance(X))
+                    sigma = mean_pairwise_distance(X)
+                    A = knn_graph(X, k, weight="heat", sigma=sigma, neighbors=neighbors)
                 else:
                     A = _adaptive_graph(Z, k, mu)
             else:
