@@ -158,6 +158,8 @@ class UFSSelector(SelectorMixin, BaseEstimator):
     * ``constant_features_`` – indices of constant features that were excluded;
     * ``n_iter_``, ``converged_``, ``objective_`` – set by iterative methods
       (``n_iter_ >= 1``: a closed-form solve counts as one step);
+    * ``n_graph_components_`` – connected components of the sample graph (graph-based
+      methods);
     * ``n_features_in_`` and, after a fit on a DataFrame with string column names,
       ``feature_names_in_`` (scikit-learn's).
 
@@ -269,12 +271,21 @@ class UFSSelector(SelectorMixin, BaseEstimator):
         return sp.csr_matrix(graph)
 
     def _graph(self, X: np.ndarray) -> sp.csr_matrix:
-        """The sample graph: the one passed to ``fit`` or one built from ``X``."""
-        if getattr(self, "_graph_input", None) is not None:
-            return self._graph_input
-        from .graph import knn_graph
+        """The sample graph: the one passed to ``fit`` or one built from ``X``.
 
-        return knn_graph(X, **self.graph_spec())
+        Sets the fitted fact ``n_graph_components_`` (connected components of the graph:
+        with more than one, graph eigen-problems have repeated extreme eigenvalues,
+        handled exactly by :func:`ufs.eigen.component_eigenpairs`)."""
+        from .eigen import graph_components
+
+        if getattr(self, "_graph_input", None) is not None:
+            S = self._graph_input
+        else:
+            from .graph import knn_graph
+
+            S = knn_graph(X, **self.graph_spec())
+        self.n_graph_components_ = graph_components(S)[0]
+        return S
 
     # -- bookkeeping ----------------------------------------------------------------
     def _store(self, sel: Selection, informative: np.ndarray, p: int, constant) -> None:

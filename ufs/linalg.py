@@ -1,5 +1,6 @@
 """Shared linear-algebra kernels: ℓ2,0 row projection, orthogonal Procrustes,
-leading eigen/singular vectors and deterministic orthonormal completion.
+leading singular vectors and deterministic orthonormal completion (extreme eigenpairs:
+:mod:`ufs.eigen`, re-exported here).
 
 Each is written once here and used by every solver that needs it.
 """
@@ -8,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
-import scipy.sparse.linalg as spla
+
+from .eigen import extreme_eigenvectors  # noqa: F401  (re-exported: written in ufs.eigen)
 
 __all__ = [
     "spd_solve",
@@ -261,41 +263,6 @@ def leading_right_singular_vectors(
     signs = np.sign(V[idx, np.arange(V.shape[1])])
     signs[signs == 0] = 1.0
     return s, V * signs
-
-
-def extreme_eigenvectors(
-    A, m: int, *, which: str = "smallest", dense_limit: int = 1000, seed: int = 0
-) -> tuple[np.ndarray, np.ndarray]:
-    """The ``m`` smallest or largest eigenpairs of a symmetric matrix or operator.
-
-    Dense ``eigh`` (restricted to the wanted index range) when the order is at most
-    ``dense_limit``; Lanczos (``eigsh``) otherwise, which also accepts sparse matrices
-    and ``LinearOperator``s. Eigenvalues are returned in increasing order
-    (``which="smallest"``) or decreasing order (``which="largest"``); the Lanczos start
-    vector is seeded, so the result is deterministic.
-    """
-    n = A.shape[0]
-    if not 1 <= m <= n:
-        raise ValueError(f"need 1 <= m <= {n}; got m={m}")
-    if which not in ("smallest", "largest"):
-        raise ValueError("which must be 'smallest' or 'largest'")
-    dense = n <= dense_limit or m >= n - 1
-    if dense:
-        M = A.toarray() if hasattr(A, "toarray") else np.asarray(A)
-        M = (M + M.T) / 2.0
-        lo, hi = (0, m - 1) if which == "smallest" else (n - m, n - 1)
-        w, V = sla.eigh(M, subset_by_index=[lo, hi], check_finite=False)
-        if V.shape[1] != m:
-            # LAPACK's subset driver (dsyevr, MRRR) can return fewer vectors than asked
-            # when the wanted eigenvalues are (nearly) equal - seen on SF2SOG's reduced
-            # matrix with a doubled top eigenvalue: all of them by divide and conquer
-            w, V = sla.eigh(M, driver="evd", check_finite=False)
-            w, V = w[lo : hi + 1], V[:, lo : hi + 1]
-    else:
-        v0 = np.random.default_rng(seed).standard_normal(n)
-        w, V = spla.eigsh(A, k=m, which="SA" if which == "smallest" else "LA", v0=v0)
-    order = np.argsort(w) if which == "smallest" else np.argsort(-w)
-    return w[order], V[:, order]
 
 
 def l21_norm(W: np.ndarray) -> float:

@@ -12,9 +12,9 @@ is a sparse CSR matrix with ``O(nk)`` entries and nothing ``n × n`` is ever den
 * :func:`pair_sqdist` – ``||z_i − z_j||²`` for the stored pairs only.
 * :func:`sym_laplacian` – ``L = D − (S + Sᵀ)/2`` so that ``Tr(FᵀLF) = ½ Σ_ij s_ij
   ||f_i − f_j||²`` also for non-symmetric ``S``.
-* :func:`laplacian_smallest` – smallest eigenpairs of a sparse Laplacian (dense ``eigh``
-  up to 1000 nodes via :func:`ufs.linalg.extreme_eigenvectors`, shift-invert Lanczos
-  with a sparse LU above).
+* :func:`laplacian_eigenpairs` (:func:`laplacian_smallest`) – smallest eigenpairs of a
+  sparse Laplacian, per connected component with the null vectors in closed form (dense
+  ``eigh`` up to 1000 nodes, certified shift-invert Lanczos or LOBPCG above).
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from ..eigen import Eigenpairs, component_eigenpairs, extreme_eigenvectors
 from ..graph import laplacian
-from ..linalg import extreme_eigenvectors, project_rows_simplex
+from ..linalg import project_rows_simplex
 
 __all__ = [
     "adaptive_neighbor_graph",
@@ -32,6 +33,7 @@ __all__ = [
     "pair_sqdist",
     "sym_laplacian",
     "laplacian_smallest",
+    "laplacian_eigenpairs",
     "graph_objective_terms",
     "SYMMETRIC_ORDERING",
     "LOBPCG_MIN_NODES",
@@ -131,40 +133,77 @@ def laplacian_smallest(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``m`` smallest eigenpairs of a sparse graph Laplacian ``L`` (increasing).
 
-    Up to ``dense_limit`` nodes: dense ``eigh`` through
-    :func:`ufs.linalg.extreme_eigenvectors` (the only place these methods hold an
-    ``n × n`` array). Up to ``lobpcg_min`` (default :data:`LOBPCG_MIN_NODES`): Lanczos on
-    ``(L + δI)^{-1}`` (sparse LU, ``δ`` = 1e-8 of the largest degree), whose largest
-    eigenvalues ``1/(μ + δ)`` are the smallest ``μ`` of ``L`` — plain Lanczos on ``L``
-    converges badly on the cluster of near-zero eigenvalues that a graph with several
-    components has. Above: the LU's fill grows about as n^1.8 on kNN graphs of
-    high-dimensional data (n = 20 000: 20 M entries, 8-14 s per factorisation; n = 70 000
-    would need GBs), so LOBPCG (a block method: repeated eigenvalues are found as a
-    block) with a Jacobi preconditioner and a block of ``m`` vectors (guard vectors made
-    it 3-8× slower: it waits for them to converge too), tolerance 1e-9·‖L‖, started from ``start`` (e.g. the previous iteration's eigenvectors: an
-    iterative method's Laplacian changes little between iterations) where given, random
-    (``seed``) columns completing the block. Its result is checked (residual ``‖LV − VΛ‖`` per vector ≤ 1e-6·‖L‖ and
-    ``VᵀV = I``) and the shift-invert path is taken when the check fails. On a SOGFS
-    graph at n = 20 000 both agree to 2e-14 in the eigenvalues and 1e-12 in the
-    eigenvectors' subspace: 0.5 s from a random start, 0.17 s warm, against ~8 s for the
-    LU. The check cannot prove that no smaller eigenvalue was missed (a block method from
-    a random or warm start practically never does; the shift-invert path is exact).
+    ``(values, vectors)`` of :func:`laplacian_eigenpairs`, which also reports the number of
+    connected components."""
+    res = laplacian_eigenpairs(
+        L, m, dense_limit=dense_limit, seed=seed, lobpcg_min=lobpcg_min, start=start
+    )
+    return res.values, res.vectors
+
+
+def laplacian_eigenpairs(
+    L: sp.spmatrix,
+    m: int,
+    *,
+    dense_limit: int = 1000,
+    seed: int = 0,
+    lobpcg_min: int | None = None,
+    start: np.ndarray | None = None,
+) -> Eigenpairs:
+    """The ``m`` smallest eigenpairs of a sparse graph Laplacian ``L = D − S``.
+
+    Per connected component (:func:`ufs.eigen.component_eigenpairs`): the null vector
+    ``1_C / √|C|`` in closed form (one zero eigenvalue per component, exactly), the other
+    pairs of each component by one of three solvers. Up to ``dense_limit`` nodes: dense
+    ``eigh`` (the only place these methods hold an ``n × n`` array). Up to ``lobpcg_min``
+    (default :data:`LOBPCG_MIN_NODES`): certified Lanczos on ``(L + δI)^{-1}`` (sparse LU,
+    ``δ`` = 1e-8 of the largest degree), whose largest eigenvalues ``1/(μ + δ)`` are the
+    smallest ``μ`` of ``L`` — plain Lanczos on ``L`` converges badly on the cluster of
+    near-zero eigenvalues of a graph Laplacian. Above: the LU's fill grows about as n^1.8
+    on kNN graphs of high-dimensional data (n = 20 000: 20 M entries, 8-14 s per
+    factorisation; n = 70 000 would need GBs), so LOBPCG (a block method: an eigenvalue
+    repeated up to the block size is found as a block) with a Jacobi preconditioner and a
+    block of the wanted size (guard vectors made it 3-8× slower: it waits for them to
+    converge too), tolerance 1e-9·‖L‖, started from ``start`` (e.g. the previous
+    iteration's eigenvectors: an iterative method's Laplacian changes little between
+    iterations) where given, random (``seed``) columns completing the block. Its result is
+    checked (residual ``‖LV − VΛ‖`` per vector ≤ 1e-6·‖L‖ and ``VᵀV = I``) and the
+    shift-invert path is taken when the check fails. On a SOGFS graph at n = 20 000 both
+    agree to 2e-14 in the eigenvalues and 1e-12 in the eigenvectors' subspace: 0.5 s from a
+    random start, 0.17 s warm, against ~8 s for the LU.
     """
     n = L.shape[0]
-    if n <= dense_limit or m >= n - 1:
-        return extreme_eigenvectors(L, m, which="smallest", dense_limit=dense_limit, seed=seed)
-    if n > (LOBPCG_MIN_NODES if lobpcg_min is None else lobpcg_min) and 5 * (m + 4) < n:
-        found = _lobpcg_smallest(sp.csr_matrix(L), m, seed, start)
-        if found is not None:
-            return found
-    L = sp.csc_matrix(L)
-    delta = 1e-8 * max(float(np.abs(L.diagonal()).max()), 1e-300)
-    lu = spla.splu(L + delta * sp.identity(n, format="csc"), permc_spec=SYMMETRIC_ORDERING)
-    op = spla.LinearOperator((n, n), matvec=lu.solve, dtype=np.float64)
-    w, V = extreme_eigenvectors(op, m, which="largest", dense_limit=0, seed=seed)
-    mu = 1.0 / w - delta
-    order = np.argsort(mu, kind="stable")
-    return np.maximum(mu[order], 0.0), V[:, order]
+    if not 1 <= m <= n:
+        raise ValueError(f"need 1 <= m <= {n}; got m={m}")
+    lob_min = LOBPCG_MIN_NODES if lobpcg_min is None else lobpcg_min
+
+    def solve(B, k, st):
+        nb = B.shape[0]
+        if nb <= dense_limit or k >= nb - 2:
+            return extreme_eigenvectors(B, k, which="smallest", dense_limit=nb, seed=seed)
+        if nb > lob_min and 5 * (k + 4) < nb:
+            found = _lobpcg_smallest(sp.csr_matrix(B), k, seed, st)
+            if found is not None:
+                return found
+        B = sp.csc_matrix(B)
+        delta = 1e-8 * max(float(np.abs(B.diagonal()).max()), 1e-300)
+        lu = spla.splu(B + delta * sp.identity(nb, format="csc"), permc_spec=SYMMETRIC_ORDERING)
+        op = spla.LinearOperator((nb, nb), matvec=lu.solve, matmat=lu.solve, dtype=np.float64)
+        w, V = extreme_eigenvectors(op, k, which="largest", dense_limit=0, seed=seed)
+        mu = 1.0 / w - delta
+        order = np.argsort(mu, kind="stable")
+        return np.maximum(mu[order], 0.0), V[:, order]
+
+    res = component_eigenpairs(
+        L,
+        m,
+        which="smallest",
+        trivial_weights=np.ones(n),
+        trivial_value=0.0,
+        start=start,
+        solve=solve,
+    )
+    return res._replace(values=np.maximum(res.values, 0.0))
 
 
 def _lobpcg_smallest(L: sp.csr_matrix, m: int, seed: int, start=None):

@@ -23,6 +23,7 @@ import scipy.sparse.linalg as spla
 from sklearn.exceptions import ConvergenceWarning
 
 from ..base import Selection, UFSSelector
+from ..eigen import missed_pairs
 from ..linalg import project_rows_l20
 from ..preprocessing import check_input_space
 from ..validation import check_dense_memory, check_penalty_schedule
@@ -141,8 +142,9 @@ def _eigsh_above(At: np.ndarray, thr: float, anorm: float, k_hint: int):
     ``None`` when they cannot be certified (the caller then runs ``syevr``).
 
     A block of the ``k = max(k_hint + 1, 2)`` largest eigenpairs is computed and doubled
-    until its smallest eigenvalue (plus its residual) is ``≤ thr``, so no eigenvalue above
-    ``thr`` is left out; every pair must satisfy ``‖At q − λ q‖ ≤ _EIG_RTOL · anorm``
+    until its smallest eigenvalue (plus its residual) is ``≤ thr``; Lanczos can still miss
+    copies of a repeated eigenvalue, so the complement of the block must have no eigenvalue
+    above ``thr`` (:func:`ufs.eigen.missed_pairs`); every pair must satisfy ``‖At q − λ q‖ ≤ _EIG_RTOL · anorm``
     (``anorm ≥ ‖At‖₂``). ``None`` when the block would exceed
     ``_ITERATIVE_MAX_FRACTION · n``, ARPACK fails, or a residual is too large."""
     n = At.shape[0]
@@ -161,6 +163,12 @@ def _eigsh_above(At: np.ndarray, thr: float, anorm: float, k_hint: int):
             return None
         if w[-1] + res[-1] <= thr:  # the block reaches below the threshold
             keep = w > thr
+            # ... and Lanczos left no copy of a repeated eigenvalue above it out
+            try:
+                if missed_pairs(At, V, thr).size:
+                    return None
+            except (spla.ArpackNoConvergence, spla.ArpackError, ValueError):
+                return None
             return w[keep], np.ascontiguousarray(V[:, keep])
         if k == kmax:
             return None

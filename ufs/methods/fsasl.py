@@ -30,13 +30,13 @@ from collections.abc import Callable
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 from scipy.linalg.lapack import dposv as _dposv
 from sklearn import config_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso, lars_path
 
 from ..base import Selection, UFSSelector
+from ..eigen import EigenSolverError, component_eigenpairs, extreme_eigenvectors, graph_components
 from ..graph import knn_graph, knn_indices
 from ..linalg import MATLAB_EPS, l2p_reweight, project_rows_simplex, row_norms
 from ..validation import check_dense_memory
@@ -1328,33 +1328,44 @@ class FSASL(UFSSelector):
 
     @staticmethod
     def _smallest(L, c: int, start: np.ndarray | None = None) -> np.ndarray:
-        """``c`` smallest eigenvectors: dense ``eigh`` (subset) for a dense ``L`` and up to
-        1000 nodes; above, Lanczos on the sparse ``L`` (``ncv = max(4c + 1, 41)``, seeded
-        start) and shift-invert only if Lanczos fails. ``(I − S)(I − S)ᵀ`` links each
-        sample to the atoms of its code, a graph whose LU factor fills in (n = 10⁴:
-        ``splu`` 84 s and > 1 GB, Lanczos 0.4-1.7 s; ARPACK's default ``ncv = 2c + 1``
-        needed 45 000 products, 16 s, on the first graph at n = 10⁴). Above
-        :data:`WARM_EIGEN_NODES` nodes: LOBPCG
-        (:func:`ufs.methods._optimal_graph.laplacian_smallest`'s block solver, Jacobi
-        preconditioner, tolerance 1e-9·‖L‖, residual- and orthogonality-checked) from
-        ``start`` (the previous iteration's ``Y``; seeded random columns in iteration 1),
-        Lanczos if the check fails. n = 7·10⁴: first graph 2.5 s against 17.7 s for
-        Lanczos (subspaces agree to 7e-12), later iterations 0.5-2 s against 8-13 s."""
-        n = L.shape[0]
-        if isinstance(L, np.ndarray) or n <= 1000:
-            M = L if isinstance(L, np.ndarray) else L.toarray()
-            _, V = sla.eigh(M, subset_by_index=[0, c - 1], overwrite_a=True, check_finite=False)
-            return V
-        if n > WARM_EIGEN_NODES and 5 * (c + 4) < n:
-            found = _lobpcg_smallest(sp.csr_matrix(L), c, 0, start)
-            if found is not None:
-                return found[1]
-        v0 = np.random.default_rng(0).standard_normal(n)
-        try:
-            w, V = spla.eigsh(L, k=c, which="SA", v0=v0, ncv=min(n, max(4 * c + 1, 41)))
-        except spla.ArpackNoConvergence:
-            return laplacian_smallest(L, c)[1]
-        return V[:, np.argsort(w, kind="stable")]
+        """``c`` smallest eigenvectors: dense ``eigh`` (subset) for a dense ``L``; a sparse
+        ``L`` is solved per connected component of its pattern
+        (:func:`ufs.eigen.component_eigenpairs`: repeated eigenvalues across components are
+        found exactly; ``L`` is not a plain graph Laplacian, so no pair is known in closed
+        form), each component by: dense ``eigh`` up to 1000 nodes; above, certified Lanczos
+        (:func:`ufs.eigen.extreme_eigenvectors`, ``ncv = max(4c + 1, 41)``, seeded start)
+        and shift-invert only if Lanczos fails. ``(I − S)(I − S)ᵀ`` links each sample to
+        the atoms of its code, a graph whose LU factor fills in (n = 10⁴: ``splu`` 84 s and
+        > 1 GB, Lanczos 0.4-1.7 s; ARPACK's default ``ncv = 2c + 1`` needed 45 000
+        products, 16 s, on the first graph at n = 10⁴). Above :data:`WARM_EIGEN_NODES`
+        nodes: LOBPCG (:func:`ufs.methods._optimal_graph.laplacian_smallest`'s block
+        solver, Jacobi preconditioner, tolerance 1e-9·‖L‖, residual- and
+        orthogonality-checked; a block method finds an eigenvalue repeated up to the block
+        size) from ``start`` (the previous iteration's ``Y``; seeded random columns in
+        iteration 1), Lanczos if the check fails. n = 7·10⁴: first graph 2.5 s against
+        17.7 s for Lanczos (subspaces agree to 7e-12), later iterations 0.5-2 s against
+        8-13 s."""
+        if isinstance(L, np.ndarray):
+            return sla.eigh(L, subset_by_index=[0, c - 1], overwrite_a=True, check_finite=False)[1]
+
+        def solve(B, k, st):
+            nb = B.shape[0]
+            if nb <= 1000 or k >= nb - 2:
+                return extreme_eigenvectors(B, k, which="smallest", dense_limit=nb)
+            if nb > WARM_EIGEN_NODES and 5 * (k + 4) < nb:
+                found = _lobpcg_smallest(sp.csr_matrix(B), k, 0, st)
+                if found is not None:
+                    return found
+            try:
+                return extreme_eigenvectors(
+                    B, k, which="smallest", dense_limit=0, ncv=max(4 * k + 1, 41)
+                )
+            except EigenSolverError:
+                return laplacian_smallest(B, k)
+
+        return component_eigenpairs(
+            L, c, which="smallest", start=start, solve=solve, check_ties=False
+        ).vectors
 
     def objective(self, S, A: sp.csr_matrix, W: np.ndarray, Z: np.ndarray) -> float:
         """The authors' ``objHistory`` value (step 5) of ``(S, A, W)``, ``Z = XW``."""
@@ -1421,6 +1432,8 @@ class FSASL(UFSSelector):
             # 3. embedding
             L = self._l_matrix(S, A, l1, l2)
             Y = self._smallest(L, c, start=Y)
+            if sp.issparse(L):  # a dense L (SLEP codes) is one component in practice
+                self.n_graph_components_ = graph_components(L)[0]
             del L
             # 4. projection
             W = ls21(X, Y, l3, n_iter=int(self.ls21_iter), gram=gram)

@@ -21,7 +21,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from ..base import Selection, UFSSelector
-from ..linalg import MATLAB_EPS, extreme_eigenvectors, l2p_reweight, l21_norm, row_norms
+from ..eigen import component_eigenpairs
+from ..linalg import MATLAB_EPS, l2p_reweight, l21_norm, row_norms
 from ..validation import resolve_init
 from ._nonneg_spectral import (
     check_positive,
@@ -47,8 +48,10 @@ def spectral_indicator(
     """The authors' ``F⁰`` (``NDFS_init`` of Li's code as shipped with FSASL).
 
     ``U`` = the ``c`` eigenvectors of ``L̂`` with the smallest eigenvalues (computed as the
-    largest of ``I − L̂``: dense ``eigh`` up to 1000 samples, seeded Lanczos on the sparse
-    matrix above), rows scaled to unit norm (``u_i / sqrt(||u_i||² + eps)``); labels =
+    largest of ``I − L̂``, per connected component of the graph
+    (:func:`ufs.eigen.component_eigenpairs`: dense ``eigh`` up to 1000 samples, certified
+    Lanczos on the sparse block above, so a repeated eigenvalue 1 is found in full), rows
+    scaled to unit norm (``u_i / sqrt(||u_i||² + eps)``); labels =
     k-means on the rows of ``U`` (``n_init`` replicates from random samples as centres,
     as ``litekmeans``; invariant to the basis chosen inside a repeated eigenvalue); then
     ``F⁰`` = uniform ``[0, 1)`` fill with ``F⁰[i, label_i] = 1``, plus ``offset``. The
@@ -56,7 +59,7 @@ def spectral_indicator(
     authors' Octave/MATLAB stream cannot be reproduced; pass their array as ``init``).
     """
     n = L.shape[0]
-    _, U = extreme_eigenvectors((sp.identity(n) - L).tocsr(), c, which="largest")
+    U = component_eigenpairs((sp.identity(n) - L).tocsr(), c, which="largest").vectors
     U = U / np.sqrt(np.sum(U * U, axis=1) + MATLAB_EPS)[:, None]
     rs = check_random_state(random_state)
     seed = int(rs.randint(np.iinfo(np.int32).max))

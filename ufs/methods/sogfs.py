@@ -33,7 +33,7 @@ from ..linalg import (
 from ._optimal_graph import (
     adaptive_neighbor_graph,
     graph_objective_terms,
-    laplacian_smallest,
+    laplacian_eigenpairs,
     pair_sqdist,
     simplex_rows_on_support,
     sym_laplacian,
@@ -274,6 +274,9 @@ class SOGFS(UFSSelector):
         ``α`` and the final ``λ``.
     n_components_found_ : int
         Connected components of the final graph (number of zero eigenvalues, ``≤ c+1``).
+    n_graph_components_ : int
+        Connected components of the final graph, counted exactly (its Laplacian's
+        eigen-step is solved per component, :func:`~ufs.methods._optimal_graph.laplacian_eigenpairs`).
     objective_ : ndarray
         The (code-scaled) objective after every outer iteration at that iteration's λ.
     n_iter_, converged_ : int, bool
@@ -403,7 +406,8 @@ class SOGFS(UFSSelector):
         S, alpha = adaptive_neighbor_graph(idx0, dist0**2)
         lam = alpha
         L = sym_laplacian(S)
-        _, F = laplacian_smallest(L, c)
+        res = laplacian_eigenpairs(L, c)
+        F, self.n_graph_components_ = res.vectors, res.n_components
         V_prev = F
         W = self._w_step(Xc, L, m, None, svd, rng)
 
@@ -425,7 +429,8 @@ class SOGFS(UFSSelector):
             # F-step: c + 1 eigenpairs to count components
             F_old = F
             # warm start from the previous eigenvectors (used by LOBPCG at large n only)
-            ev, V = laplacian_smallest(L, c + 1, start=V_prev)
+            res = laplacian_eigenpairs(L, c + 1, start=V_prev)
+            ev, V, self.n_graph_components_ = res.values, res.vectors, res.n_components
             V_prev, F = V, V[:, :c]
             objective.append(
                 0.5 * graph_objective_terms(S, Xc @ W)
