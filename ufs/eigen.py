@@ -54,8 +54,8 @@ __all__ = [
     "DENSE_FALLBACK_LIMIT",
 ]
 
-#: a pair is accepted when ``||Av − λv|| ≤ RESIDUAL_RTOL · scale`` (``scale``: the largest
-#: |eigenvalue| found, a lower bound of ``||A||``); ARPACK at ``tol = 0`` reaches ~1e-14
+#: a pair is accepted when ``||Av − λv|| ≤ RESIDUAL_RTOL · scale`` (``scale``: an estimate
+#: of ``||A||₂``, see ``_norm_estimate``); ARPACK at ``tol = 0`` reaches ~1e-14
 RESIDUAL_RTOL = 1e-8
 #: eigenvalues closer than ``TIE_RTOL · scale`` count as one repeated eigenvalue
 TIE_RTOL = 1e-9
@@ -121,10 +121,15 @@ def _dense_extreme(M: np.ndarray, m: int, largest: bool) -> tuple[np.ndarray, np
 def _complement_top(B, V: np.ndarray, threshold: float, scale: float, rng):
     """The (up to 2) largest eigenpairs of ``B`` on the orthogonal complement of the
     orthonormal ``V`` that lie at or above ``threshold`` (Lanczos on ``PBP``, ``P = I −
-    VVᵀ``; ``span(V)`` is given the eigenvalue ``threshold − scale`` so that none of its
-    vectors can pass). ``B(X)`` applies the operator to an ``n × s`` block."""
+    VVᵀ``; ``span(V)`` is given the eigenvalue ``threshold − scale``, or ``0`` when that is
+    below ``threshold``, so that none of its vectors can pass). ``B(X)`` applies the operator to an ``n × s`` block."""
     n, k = V.shape
     shift = threshold - max(scale, np.finfo(float).tiny)
+    if threshold > 0:
+        # 0 is below the threshold too, and it does not stretch the spectrum Lanczos sees:
+        # a shift-invert operator's span(V) holds 1/δ-sized eigenvalues, and moving them
+        # to -||B|| made the Lanczos gap ratios ~1e-7 (SOGFS on digits ran for minutes)
+        shift = max(shift, 0.0)
 
     def deflated(X):
         X = np.asarray(X).reshape(n, -1)
@@ -137,7 +142,9 @@ def _complement_top(B, V: np.ndarray, threshold: float, scale: float, rng):
     )
     v0 = rng.standard_normal(n)
     v0 -= V @ (V.T @ v0)
-    t, U = spla.eigsh(Dop, k=min(2, n - k - 1), which="LA", v0=v0, tol=0)
+    # a Ritz value's error is ~ residual² / gap, so 1e-10 decides ">= threshold" as well as
+    # machine precision would, in fewer steps
+    t, U = spla.eigsh(Dop, k=min(2, n - k - 1), which="LA", v0=v0, tol=1e-10)
     keep = (t >= threshold) & (np.linalg.norm(V.T @ U, axis=0) < 0.5)
     return t[keep], U[:, keep]
 
@@ -162,6 +169,42 @@ def missed_pairs(A, V: np.ndarray, threshold: float, *, seed: int = 0) -> np.nda
     return t
 
 
+def _norm_estimate(A, B, n: int, rng) -> float:
+    """A scale of ``||A||₂`` for the tolerances: the largest absolute row sum (an upper
+    bound) of a matrix; for an operator, a few block power steps (a lower bound within a
+    small factor). The found eigenvalues alone are no scale: the wanted ones may all be 0
+    (a Laplacian's null space)."""
+    if sp.issparse(A) or isinstance(A, np.ndarray):
+        return float(abs(A).sum(axis=1).max())
+    X = rng.standard_normal((n, 4))
+    est = 0.0
+    for _ in range(6):
+        X, _ = np.linalg.qr(B(X))
+        est = max(est, float(np.linalg.norm(B(X), axis=0).max()))
+    return est
+
+
+def _canonical_ties(w: np.ndarray, V: np.ndarray, tau: float) -> np.ndarray:
+    """Inside each run of equal eigenvalues (to ``tau``; a single eigenvalue is a run of
+    one, whose sign is fixed this way) replace the vectors by a basis that depends only on
+    their span: ``P G`` orthonormalised (``P`` the span's projector,
+    ``G`` a fixed seeded Gaussian block, QR with a positive diagonal). ARPACK draws restart
+    vectors from a random state it keeps between calls, so without this the basis inside a
+    repeated eigenvalue depended on what ran before in the process."""
+    V = V.copy()
+    start = 0
+    for j in range(1, w.size + 1):
+        if j < w.size and abs(w[j] - w[j - 1]) <= tau:
+            continue
+        if j > start:  # a single vector too: its sign
+            Vc = V[:, start:j]
+            G = np.random.default_rng(0).standard_normal((V.shape[0], j - start))
+            Q, R = np.linalg.qr(Vc @ (Vc.T @ G))
+            V[:, start:j] = Q * np.sign(np.diag(R))
+        start = j
+    return V
+
+
 def _certified_lanczos(A, m: int, largest: bool, seed: int, ncv: int | None = None):
     """ARPACK plus the deflation check of the module docstring; ``None`` on failure.
 
@@ -183,35 +226,40 @@ def _certified_lanczos(A, m: int, largest: bool, seed: int, ncv: int | None = No
     except (spla.ArpackNoConvergence, spla.ArpackError):
         return None
     w, V = _sorted(w, V, True)
-    for _ in range(m + 2):
-        scale = max(float(np.abs(w).max()), np.finfo(float).tiny)
+    norm = 0.0  # ||A|| is estimated only when the found eigenvalues are too small a scale
+    rounds = m + 2
+    for r in range(rounds):
+        scale = max(float(np.abs(w).max()), norm, np.finfo(float).tiny)
         resid = np.linalg.norm(B(V) - V * w, axis=0)
-        if not (np.all(np.isfinite(w)) and resid.max() <= RESIDUAL_RTOL * scale):
+        if not np.all(np.isfinite(w)):
+            return None
+        if resid.max() > RESIDUAL_RTOL * scale and not norm:
+            norm = _norm_estimate(A, B, n, rng)
+            scale = max(scale, norm)
+        if resid.max() > RESIDUAL_RTOL * scale:
             return None
         k = V.shape[1]
         if k >= n - 2:
             return None  # nothing left to certify iteratively: the dense fallback decides
-        wm = w[min(m, k) - 1]
+        wm = w[m - 1]
         tau = TIE_RTOL * scale
         try:
             t, U = _complement_top(B, V, wm - tau, scale, rng)
         except (spla.ArpackNoConvergence, spla.ArpackError):
             return None
         # a complement eigenvalue beyond the m-th found one is a missed pair; one equal to
-        # it (to tau) is a tie at the boundary: any basis of the tie is as valid
-        missed = t > wm + tau
-        if not missed.any() and k >= m:
-            tied = bool(k > m and w[m] >= wm - tau) or t.size > 0
-            return w[:m], V[:, :m], tied
-        new = t >= wm - tau
-        # Rayleigh–Ritz on the found span plus the missed directions
-        extra = U[:, new] if new.any() else U[:, :0]
-        Q, _ = np.linalg.qr(np.column_stack([V, extra - V @ (V.T @ extra)]))
+        # it (to tau) is a tie at the boundary, collected too so that the whole tied
+        # eigenspace is known and its basis can be made canonical
+        if t.size == 0:
+            tied = bool(k > m and w[m] >= wm - tau)
+            return w[:m], _canonical_ties(w, V, tau)[:, :m], tied
+        if r == rounds - 1 and not (t > wm + tau).any():
+            return w[:m], V[:, :m], True  # a tie too large to collect: flagged, not canonical
+        # Rayleigh–Ritz on the found span plus the new directions
+        Q, _ = np.linalg.qr(np.column_stack([V, U - V @ (V.T @ U)]))
         H = Q.T @ B(Q)
         theta, Y = sla.eigh((H + H.T) / 2.0, check_finite=False)
         w, V = _sorted(theta, Q @ Y, True)
-        if not new.any():  # fewer than m found at first (m = n - 1)
-            return None
     return None
 
 
@@ -262,7 +310,7 @@ def _extreme(
     M = _dense(A)
     k = min(m + 1, n)
     w, V = _dense_extreme(M, k, largest)
-    scale = max(float(np.abs(w).max()), np.finfo(float).tiny)
+    scale = max(float(np.abs(w).max()), float(np.abs(M).sum(axis=1).max()), np.finfo(float).tiny)
     tied = bool(k > m and abs(w[m] - w[m - 1]) <= TIE_RTOL * scale)
     return Eigenpairs(w[:m], V[:, :m], 1, tied)
 
@@ -379,6 +427,6 @@ def component_eigenpairs(
     vectors = np.zeros((n, m))
     for j, c in enumerate(chosen):
         vectors[c[3], j] = c[4]
-    scale = max(float(np.abs(values).max()), np.finfo(float).tiny)
+    scale = max(float(np.abs(values).max()), float(abs(A).sum(axis=1).max()), np.finfo(float).tiny)
     tied = len(cand) > m and abs(cand[m][5] - values[-1]) <= TIE_RTOL * scale
     return Eigenpairs(values, vectors, n_comp, bool(tied))

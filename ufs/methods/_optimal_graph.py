@@ -37,6 +37,7 @@ __all__ = [
     "graph_objective_terms",
     "SYMMETRIC_ORDERING",
     "LOBPCG_MIN_NODES",
+    "DENSE_NODES",
 ]
 
 
@@ -120,13 +121,15 @@ def sym_laplacian(S) -> sp.csr_matrix:
 
 #: above this many nodes :func:`laplacian_smallest` uses LOBPCG (no factorisation)
 LOBPCG_MIN_NODES = 5000
+#: up to this many nodes per graph component the Laplacian's eigenpairs come from dense ``eigh``
+DENSE_NODES = 1000
 
 
 def laplacian_smallest(
     L: sp.spmatrix,
     m: int,
     *,
-    dense_limit: int = 1000,
+    dense_limit: int | None = None,
     seed: int = 0,
     lobpcg_min: int | None = None,
     start: np.ndarray | None = None,
@@ -145,7 +148,7 @@ def laplacian_eigenpairs(
     L: sp.spmatrix,
     m: int,
     *,
-    dense_limit: int = 1000,
+    dense_limit: int | None = None,
     seed: int = 0,
     lobpcg_min: int | None = None,
     start: np.ndarray | None = None,
@@ -154,7 +157,8 @@ def laplacian_eigenpairs(
 
     Per connected component (:func:`ufs.eigen.component_eigenpairs`): the null vector
     ``1_C / √|C|`` in closed form (one zero eigenvalue per component, exactly), the other
-    pairs of each component by one of three solvers. Up to ``dense_limit`` nodes: dense
+    pairs of each component by one of three solvers. Up to ``dense_limit`` nodes (default
+    :data:`DENSE_NODES`): dense
     ``eigh`` (the only place these methods hold an ``n × n`` array). Up to ``lobpcg_min``
     (default :data:`LOBPCG_MIN_NODES`): certified Lanczos on ``(L + δI)^{-1}`` (sparse LU,
     ``δ`` = 1e-8 of the largest degree), whose largest eigenvalues ``1/(μ + δ)`` are the
@@ -176,6 +180,7 @@ def laplacian_eigenpairs(
     if not 1 <= m <= n:
         raise ValueError(f"need 1 <= m <= {n}; got m={m}")
     lob_min = LOBPCG_MIN_NODES if lobpcg_min is None else lobpcg_min
+    dense_limit = DENSE_NODES if dense_limit is None else dense_limit
 
     def solve(B, k, st):
         nb = B.shape[0]

@@ -81,6 +81,8 @@ _SCAN_TILE = (32, 2048)
 _BATCH_FLOATS = 1 << 19
 #: relative safety margin of the representation bounds of :class:`_ScanOrder`
 _CERT_MARGIN = 1e-12
+#: the eigen-step's dense ``eigh`` up to this many nodes per component of ``L``'s pattern
+DENSE_EIGEN_NODES = 1000
 #: nodes above which the eigen-step starts LOBPCG from the previous iteration's ``Y``
 WARM_EIGEN_NODES = 20_000
 #: :func:`mean_pairwise_distance` computes each pair once above this many samples
@@ -1350,7 +1352,7 @@ class FSASL(UFSSelector):
 
         def solve(B, k, st):
             nb = B.shape[0]
-            if nb <= 1000 or k >= nb - 2:
+            if nb <= DENSE_EIGEN_NODES or k >= nb - 2:
                 return extreme_eigenvectors(B, k, which="smallest", dense_limit=nb)
             if nb > WARM_EIGEN_NODES and 5 * (k + 4) < nb:
                 found = _lobpcg_smallest(sp.csr_matrix(B), k, 0, st)

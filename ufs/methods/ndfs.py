@@ -38,6 +38,8 @@ __all__ = ["NDFS", "spectral_indicator", "INITS", "UPDATES", "W_INITS"]
 INITS = ("spectral", "kmeans")
 #: values of ``update`` (the F-step)
 UPDATES = ("ratio", "sqrt")
+#: :func:`spectral_indicator`'s dense ``eigh`` up to this many nodes per graph component
+DENSE_LIMIT = 1000
 #: named values of ``w_init`` (W⁰)
 W_INITS = ("ones",)
 
@@ -59,7 +61,9 @@ def spectral_indicator(
     authors' Octave/MATLAB stream cannot be reproduced; pass their array as ``init``).
     """
     n = L.shape[0]
-    U = component_eigenpairs((sp.identity(n) - L).tocsr(), c, which="largest").vectors
+    U = component_eigenpairs(
+        (sp.identity(n) - L).tocsr(), c, which="largest", dense_limit=DENSE_LIMIT
+    ).vectors
     U = U / np.sqrt(np.sum(U * U, axis=1) + MATLAB_EPS)[:, None]
     rs = check_random_state(random_state)
     seed = int(rs.randint(np.iinfo(np.int32).max))
