@@ -243,6 +243,8 @@ def _benchmark_report(args: argparse.Namespace) -> int:
 
 def _parity(args: argparse.Namespace) -> int:
     """Run every parity case against the authors' reference outputs; write the report."""
+    from pathlib import Path
+
     from .parity.cases import all_cases
     from .parity.core import default_root
     from .parity.report import write_report
@@ -256,7 +258,8 @@ def _parity(args: argparse.Namespace) -> int:
             return 2
         cases = {t: cases[t] for t in args.only}
     try:
-        outcomes = write_report(args.out, cases.values(), root)
+        mirror = Path(args.mirror) if args.mirror else Path(root).parent / "datasets"
+        outcomes = write_report(args.out, cases.values(), root, mirror=mirror)
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -304,7 +307,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     par = sub.add_parser("parity", help="compare with the authors' code's reference outputs")
     par.add_argument("--root", default=None, help="shared/parity folder (default: beside the repo)")
-    par.add_argument("--out", default="docs/parity.md")
+    par.add_argument("--out", default="docs/parity.md", help="the report to write")
+    par.add_argument(
+        "--mirror",
+        default=None,
+        help="data mirror holding ORL for the second (disconnected-graph) input "
+        "(default: the datasets folder beside the parity root)",
+    )
     par.add_argument("--only", nargs="+", help="run only these case tags")
     args = parser.parse_args(argv)
     if args.cmd == "reproduction":
