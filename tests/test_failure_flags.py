@@ -72,8 +72,10 @@ def test_real_fits_record_their_status(tmp_path, capsys):
     log = capsys.readouterr().err.splitlines()
     assert len(log) == 3
     assert log[0].startswith("fit eufs setting=p1 {'max_iter': 2} h=all: ")
-    assert log[0].endswith("n_iter=2 status=not_converged")
-    assert log[1].endswith("n_iter=3 status=fixed_budget") and log[2].endswith("status=ok")
+    # ranking by row weights: the log also gives resolved_rank (h above it is degenerate)
+    assert " n_iter=2 resolved_rank=" in log[0] and log[0].endswith(" status=not_converged")
+    assert " n_iter=3 resolved_rank=" in log[1] and log[1].endswith(" status=fixed_budget")
+    assert log[2].endswith("status=ok")
     meta = {
         "dataset": "toy",
         "dataset_base": "toy",
@@ -235,7 +237,7 @@ def test_failure_counts_summary_and_warning(tmp_path):
     assert "ndfs" not in warning
     ok = counts.assign(not_converged=0, diverged=0)
     assert aggregate.fit_status_warning(aggregate.failure_report(ok)) is None
-    assert aggregate.failure_markdown(ok).count("No fit failed.") == 1
+    assert aggregate.failure_markdown(ok).count("No fit failed or was degenerate.") == 1
     assert aggregate.fit_status_warning(tmp_path / "missing.json") is None
 
 
@@ -271,7 +273,7 @@ def test_summary_opens_with_ranks_then_failures(tmp_path):
     heads = [ln for ln in text.splitlines() if ln.startswith("## ")]
     assert heads[:4] == [
         "## Across data sets: average rank (1 = best)",
-        "## Solver failures",
+        "## Solver failures and degenerate fits",
         "## Scores and ranks per data set",
         "## Time",
     ]
@@ -317,7 +319,10 @@ def test_workflow_reports_failures_and_ranks(tmp_path):
     assert status["not_converged"] == 2 and status["fixed_budget"] == 2
     assert status["diverged"] == 0
     heads = [ln for ln in (res / "summary.md").read_text().splitlines() if ln.startswith("## ")]
-    assert heads[:2] == ["## Across data sets: average rank (1 = best)", "## Solver failures"]
+    assert heads[:2] == [
+        "## Across data sets: average rank (1 = best)",
+        "## Solver failures and degenerate fits",
+    ]
     for p in ("oracle", "label_free"):
         for m in ("acc", "nmi"):
             assert (res / "figures" / f"cd_{p}_{m}.png").stat().st_size > 5000

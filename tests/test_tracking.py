@@ -28,6 +28,7 @@ def _evaluation(path, dataset="toy", hs=(2, 4)):
             "fit_seconds": 0.1,
             "fit_info": {"n_iter": 3},
             "fit_warnings": [],
+            "fit_status": "degenerate" if h > 2 else "ok",
             "objective_curve": [3.0, 2.0, 1.5],
             "per_restart": {"acc": [0.5, 0.6], "nmi": [0.4, 0.4]},
             "selected": list(range(h)),
@@ -90,6 +91,11 @@ def test_log_once_and_remove_an_orphan_with_a_logged_key(tmp_path, pristine):
     assert tracking.log_evaluations(uri, "e", [ev], tmp_path / "r.json", **kw)["logged"] == 2
     runs = _active(uri, "e")
     assert {r.info.status for r in runs} == {"FINISHED"} and len(runs) == 2
+    # the fit status is a tag: a degenerate fit (issue 24) is visible and filterable in MLflow
+    assert {(r.data.params["h"], r.data.tags["fit_status"]) for r in runs} == {
+        ("2", "ok"),
+        ("4", "degenerate"),
+    }
     # what a create_run retried after a lost reply leaves: a second, unfinished run
     from mlflow.tracking import MlflowClient
 

@@ -48,6 +48,7 @@ __all__ = [
     "fit_status_warning",
     "write_summary",
     "STATUS_MARK",
+    "FLAGGED",
     "STATUS_LEGEND",
 ]
 
@@ -56,11 +57,15 @@ STATUS_LEGEND = (
     "† a fit behind the number did not converge (its convergence tolerance was not met "
     "within max_iter); ‡ a fit diverged (overflow or a non-finite objective; the last finite "
     "iterate was used); § a fit exceeded its compute budget (jobs.fit_budget_seconds CPU "
-    "seconds, or the dense-memory cap) and has no number. A fixed iteration budget by design "
-    "(tol = 0) is not marked."
+    "seconds, or the dense-memory cap) and has no number; ◊ a fit is degenerate: its answer "
+    "was decided by round-off or by a trivial rule, not by the method (a ranking beyond the "
+    "features whose row weight is above 1e-4 of the largest, or a selection equal to the "
+    "smallest-norm filter). A fixed iteration budget by design (tol = 0) is not marked."
 )
 #: the statuses counted as a failed fit (marked in tables, counted in summary.md)
 FAILED = ("not_converged", "diverged", "budget_exceeded")
+#: the statuses marked and counted: the failures and the degenerate fits
+FLAGGED = (*FAILED, "degenerate")
 
 
 def _row_status(ev: dict[str, Any], row: dict[str, Any], cache: dict) -> str:
@@ -78,6 +83,7 @@ def _row_status(ev: dict[str, Any], row: dict[str, Any], cache: dict) -> str:
         row.get("objective_curve"),
         row.get("fit_warnings", []),
         fixed_budget=cache[key],
+        h=row.get("h"),
     )
 
 
@@ -151,7 +157,7 @@ def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
         rec["fit_seconds"] = float(np.mean(e["fit_seconds"]))
         rec["objective_curve"] = e["curves"][0] if e["curves"] else None
         rec["status"] = worst(e["statuses"])
-        for st in ("not_converged", "diverged", "fixed_budget", "budget_exceeded"):
+        for st in ("not_converged", "diverged", "degenerate", "fixed_budget", "budget_exceeded"):
             rec[f"n_{st}"] = sum(s == st for s in e["statuses"])
         records.append(rec)
     df = pd.DataFrame.from_records(records)
@@ -319,7 +325,8 @@ def fit_records(evaluation_files: list[str | Path]) -> pd.DataFrame:
         for row in ev["results"]:
             label = fit_label(ev["kind"], row["h"])
             key = (ev["dataset"], ev["method"], ev["pid"], label)
-            if key in seen:
+            if key in seen:  # a ranking fit serves every h: its status is the worst over h
+                seen[key]["status"] = worst([seen[key]["status"], _row_status(ev, row, cache)])
                 continue
             seen[key] = {
                 "dataset": ev["dataset"],
@@ -351,6 +358,7 @@ def failure_counts(fits: pd.DataFrame) -> pd.DataFrame:
         "fits",
         "not_converged",
         "diverged",
+        "degenerate",
         "fixed_budget",
         "budget_exceeded",
         "settings",
@@ -366,6 +374,7 @@ def failure_counts(fits: pd.DataFrame) -> pd.DataFrame:
                 "fits": len(g),
                 "not_converged": int((g["status"] == "not_converged").sum()),
                 "diverged": int((g["status"] == "diverged").sum()),
+                "degenerate": int((g["status"] == "degenerate").sum()),
                 "fixed_budget": int((g["status"] == "fixed_budget").sum()),
                 "budget_exceeded": int((g["status"] == "budget_exceeded").sum()),
                 "settings": g["pid"].nunique(),
@@ -378,44 +387,51 @@ def failure_counts(fits: pd.DataFrame) -> pd.DataFrame:
 def _totals(counts: pd.DataFrame) -> dict[str, int]:
     """Fits, not converged, diverged, fixed-budget and budget-exceeded fits summed over
     ``counts``."""
-    cols = ("fits", "not_converged", "diverged", "fixed_budget", "budget_exceeded")
+    cols = ("fits", "not_converged", "diverged", "degenerate", "fixed_budget", "budget_exceeded")
     return {c: int(counts[c].sum()) if c in counts else 0 for c in cols}
 
 
 def _failed(counts: pd.DataFrame) -> pd.DataFrame:
-    """The rows of ``counts`` with a failed fit (:data:`FAILED`)."""
-    return counts[counts.reindex(columns=list(FAILED), fill_value=0).sum(axis=1) > 0]
+    """The rows of ``counts`` with a failed or degenerate fit (:data:`FLAGGED`)."""
+    return counts[counts.reindex(columns=list(FLAGGED), fill_value=0).sum(axis=1) > 0]
 
 
 def failure_markdown(counts: pd.DataFrame) -> str:
-    """The ``summary.md`` section: failed fits per method and data set."""
+    """The ``summary.md`` section: failed and degenerate fits per method and data set."""
     t = _totals(counts)
     total, nc, dv, be = t["fits"], t["not_converged"], t["diverged"], t["budget_exceeded"]
+    dg = t["degenerate"]
     over = f"; {be} exceeded the compute budget (§)" if be else ""
+    degen = f"; {dg} were degenerate (◊)" if dg else ""
     lines = [
-        "## Solver failures",
+        "## Solver failures and degenerate fits",
         "",
-        f"{nc} of {total} fits did not converge (†) and {dv} diverged (‡){over}; every grid "
-        "setting and h is counted, simulation replicates separately, a ranking method's one "
-        "fit once for all h. " + STATUS_LEGEND + " Their numbers are marked in the "
-        "per-data-set tables, the CSVs (`status`, `n_not_converged`, `n_diverged`, "
-        "`n_budget_exceeded`) and the figures (hollow marker: not converged; ×: diverged; "
-        "§: budget exceeded, no point).",
+        f"{nc} of {total} fits did not converge (†) and {dv} diverged (‡){over}{degen}; every "
+        "grid setting and h is counted, simulation replicates separately, a ranking method's "
+        "one fit once for all h (with its worst status over h). " + STATUS_LEGEND + " Their "
+        "numbers are marked in the per-data-set tables, the CSVs (`status`, "
+        "`n_not_converged`, `n_diverged`, `n_degenerate`, `n_budget_exceeded`) and the "
+        "figures (hollow marker: not converged; ×: diverged; open diamond: degenerate; §: "
+        "budget exceeded, no point).",
         "",
     ]
     bad = _failed(counts)
     if bad.empty:
-        lines += ["No fit failed.", ""]
+        lines += ["No fit failed or was degenerate.", ""]
     else:
         head = "| method | data set | fits | † not converged | ‡ diverged |"
         if be:  # the column only when some fit went over the budget
             head += " § budget exceeded |"
-        lines += [head + " settings affected |", "|---" * (6 + bool(be)) + "|"]
+        if dg:
+            head += " ◊ degenerate |"
+        lines += [head + " settings affected |", "|---" * (6 + bool(be) + bool(dg)) + "|"]
         for _, r in bad.iterrows():
             over_cell = f" {r.get('budget_exceeded', 0)} |" if be else ""
+            deg_cell = f" {r.get('degenerate', 0)} |" if dg else ""
             lines.append(
                 f"| {r['method']} | {r['dataset']} | {r['fits']} | {r['not_converged']} | "
-                f"{r['diverged']} |{over_cell} {r['settings_affected']} of {r['settings']} |"
+                f"{r['diverged']} |{over_cell}{deg_cell} {r['settings_affected']} of "
+                f"{r['settings']} |"
             )
         lines.append("")
     budget = counts[counts["fixed_budget"] > 0].groupby("method")["fixed_budget"].sum()
@@ -454,10 +470,12 @@ def fit_status_warning(report: dict[str, Any] | str | Path) -> str | None:
         return None
     be = report.get("budget_exceeded", 0)
     over = f", {be} exceeded the compute budget (§)" if be else ""
+    dg = report.get("degenerate", 0)
+    degen = f", {dg} were degenerate (◊)" if dg else ""
     lines = [
         f"UFS-bench: {report['not_converged']} of {report['fits']} fits did not converge (†) "
-        f"and {report['diverged']} diverged (‡){over}; their numbers are marked in the tables "
-        f"and figures (see {report['summary']}, 'Solver failures'):"
+        f"and {report['diverged']} diverged (‡){over}{degen}; their numbers are marked in the "
+        f"tables and figures (see {report['summary']}, 'Solver failures and degenerate fits'):"
     ]
     width = max(len(a["method"]) for a in report["affected"])
     dwidth = max(len(a["dataset"]) for a in report["affected"])
@@ -469,6 +487,8 @@ def fit_status_warning(report: dict[str, Any] | str | Path) -> str | None:
             what.append(f"{a['diverged']} diverged")
         if a.get("budget_exceeded"):
             what.append(f"{a['budget_exceeded']} budget exceeded")
+        if a.get("degenerate"):
+            what.append(f"{a['degenerate']} degenerate")
         lines.append(
             f"  {a['method']:<{width}}  {a['dataset']:<{dwidth}}  {', '.join(what)} of "
             f"{a['fits']} fits; {a['settings_affected']} of {a['settings']} settings"

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from . import ranking
-from .aggregate import FAILED, fit_records
+from .aggregate import FLAGGED, fit_records
 from .config import REPLICATE_SEP
 from .io import read_json, write_text
 from .status import STATUS_MARK
@@ -43,7 +43,7 @@ SCOPE_PREFIX = "**Scope:** "
 REFERENCE = "all_features"  # the all-features reference: shown beside, never "best"
 TITLES = {"label_free": "label-free", "oracle": "label-tuned"}
 BUDGET = "budget_exceeded"
-FAILURES = FAILED  # not converged, diverged, budget exceeded (ufs.bench.aggregate)
+FAILURES = FLAGGED  # not converged, diverged, budget exceeded, degenerate (ufs.bench.aggregate)
 _BUDGET_RE = re.compile(r"over ([0-9.eE+]+) CPU-s")
 
 
@@ -575,7 +575,12 @@ def _score_cell(x: float, status: Any, top: float, method: str) -> str:
 
 
 def _legend() -> str:
-    names = {"not_converged": "not converged", "diverged": "diverged", BUDGET: "budget exceeded"}
+    names = {
+        "not_converged": "not converged",
+        "diverged": "diverged",
+        BUDGET: "budget exceeded",
+        "degenerate": "degenerate (round-off or a trivial rule decided the answer)",
+    }
     return "; ".join(f"{STATUS_MARK[s]} {names[s]}" for s in FAILURES if s in STATUS_MARK) + "."
 
 
@@ -683,8 +688,8 @@ def _runtime_section(run: Run) -> list[str]:
 
 
 def failures(run: Run) -> pd.DataFrame:
-    """Per method: fits and the counts of not-converged / diverged / budget-exceeded fits,
-    with the data sets each happened on (``{dataset: count}``)."""
+    """Per method: fits and the counts of not-converged / diverged / budget-exceeded /
+    degenerate fits, with the data sets each happened on (``{dataset: count}``)."""
     rows = []
     for m, g in run.fits.groupby("method", sort=True):
         row: dict[str, Any] = {"method": m, "fits": len(g)}
@@ -701,13 +706,13 @@ def _on(counts: dict[str, int]) -> str:
 
 
 def _failures_section(run: Run) -> list[str]:
-    lines = ["## Failures", ""]
+    lines = ["## Failures and degenerate fits", ""]
     t = failures(run)
     if t.empty:
         return lines + ["No evaluation files: no fit statuses.", ""]
     bad = t[t[list(FAILURES)].sum(axis=1) > 0]
     if bad.empty:
-        return lines + [f"No fit failed ({int(t['fits'].sum())} fits).", ""]
+        return lines + [f"No fit failed or was degenerate ({int(t['fits'].sum())} fits).", ""]
     mark = lambda s: STATUS_MARK.get(s, "")  # noqa: E731
     lines += [
         "Fits per method over all data sets, every grid setting and h counted "
@@ -720,8 +725,9 @@ def _failures_section(run: Run) -> list[str]:
             f"{mark(s)} {_on(r[f'{s}_on'])}" for s in FAILURES if r[f"{s}_on"] and mark(s)
         )
         rows.append([f"`{r['method']}`", str(r["fits"])] + [str(r[s]) for s in FAILURES] + [where])
-    header = ["method", "fits", "† not converged", "‡ diverged", "§ budget exceeded", "on"]
-    lines += _table(header, rows, right={1, 2, 3, 4})
+    header = ["method", "fits", "† not converged", "‡ diverged", "§ budget exceeded"]
+    header += ["◊ degenerate", "on"]
+    lines += _table(header, rows, right={1, 2, 3, 4, 5})
     return lines + _budget_by_dataset(run)
 
 

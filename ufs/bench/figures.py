@@ -352,6 +352,13 @@ def plot_metric_vs_h(sel: pd.DataFrame, base: str, metric: str, path, save: Save
                     "§ budget exceeded (no value)",
                 )
             )
+        if "degenerate" in flagged:
+            marks.append(
+                (
+                    Line2D([], [], ls="", marker="D", mfc="none", mec="black", mew=0.9, ms=6),
+                    "◊ degenerate (round-off or a trivial rule decided it)",
+                )
+            )
         if "seed" in groups:
             marks.append(
                 (
@@ -440,6 +447,19 @@ def _draw_method(
         for xi in x[be]:
             ax.text(xi, 0.02, "§", transform=tr, ha="center", va="bottom", color=st["color"])
         flagged.add("budget_exceeded")
+    dg = status == "degenerate"
+    if dg.any():  # a diamond around the point: decided by round-off or a trivial rule
+        ax.scatter(
+            x[dg],
+            mean[dg],
+            s=70,
+            marker="D",
+            facecolors="none",
+            edgecolors="black",
+            lw=0.9,
+            zorder=5,
+        )
+        flagged.add("degenerate")
     return flagged
 
 

@@ -324,7 +324,9 @@ def overview_markdown(results: list[RankResult], figure_dir: str = "figures") ->
         "averaged over the data sets. Friedman test of the ranks; Nemenyi critical difference "
         f"CD at α = {alpha:g}: methods whose average ranks differ by less than CD are not "
         "significantly different (bars in the CD diagrams). † / ‡: at least one fit behind the "
-        "method's scores did not converge / diverged (see *Solver failures*). §: the method's "
+        "method's scores did not converge / diverged; ◊: at least one was degenerate, its "
+        "answer decided by round-off or a trivial rule (see *Solver failures and degenerate "
+        "fits*). §: the method's "
         "fits exceeded the compute budget on some data set, where it has no score and is "
         "ranked last there (this project's convention; dropping the data set would let the "
         "slowest method decide which data sets count).",
@@ -516,6 +518,7 @@ def plot_cd(result: RankResult, path: str | Path, *, dpi: int = 120) -> Path:
         "not_converged": "some fits did not converge",
         "diverged": "some fits diverged",
         "budget_exceeded": "fits over the compute budget: ranked last on those data sets",
+        "degenerate": "some fits degenerate (round-off or a trivial rule decided them)",
     }
     if marks:
         sub += "\n" + "; ".join(f"{STATUS_MARK[s]} {what[s]}" for s in marks)

@@ -10,9 +10,9 @@ import numpy as np
 __all__ = ["FIT_STATUSES", "STATUS_MARK", "fit_label", "fit_status", "worst"]
 
 #: Per-fit solver status, worst first (:func:`fit_status`).
-FIT_STATUSES = ("budget_exceeded", "diverged", "not_converged", "fixed_budget", "ok")
-#: marks of a table cell, figure point or rank behind which a fit failed
-STATUS_MARK = {"not_converged": "†", "diverged": "‡", "budget_exceeded": "§"}
+FIT_STATUSES = ("budget_exceeded", "diverged", "not_converged", "degenerate", "fixed_budget", "ok")
+#: marks of a table cell, figure point or rank behind which a fit failed or is degenerate
+STATUS_MARK = {"not_converged": "†", "diverged": "‡", "budget_exceeded": "§", "degenerate": "◊"}
 
 
 def worst(statuses) -> str:
@@ -34,6 +34,7 @@ def fit_status(
     warnings: list[str] | tuple[str, ...] = (),
     *,
     fixed_budget: bool = False,
+    h: int | None = None,
 ) -> str:
     """The status of one fit, from the facts a fit records (one definition for the package).
 
@@ -45,11 +46,17 @@ def fit_status(
       of an overflow during the fit;
     * ``"not_converged"``: ``converged_ = False`` while a convergence test was active: the
       iteration budget ran out before the tolerance was met;
+    * ``"degenerate"``: the answer is decided by round-off or by a trivial rule, not by the
+      method: the estimator set ``degenerate_`` (e.g. DGUFS's selection is the ``h``
+      smallest-norm features), or a ranking whose scores collapse has ``resolved_rank_``
+      (:func:`ufs.base.resolved_rank`) below ``h``, so the top ``h`` is partly chosen by
+      round-off (SPCAFS at large ``γ``);
     * ``"fixed_budget"``: ``converged_ = False`` because the method runs exactly
       ``max_iter`` iterations by design (``ufs.bench.steps.fixed_iteration_budget``), not a failure;
     * ``"ok"``: converged, or a method without an iterative solver.
 
-    ``fit_info``: the fitted scalar attributes (``converged``, ``diverged``, …);
+    ``fit_info``: the fitted scalar attributes (``converged``, ``diverged``, ``degenerate``,
+    ``resolved_rank``, …); ``h``: the number of features the row evaluates;
     ``objective``: ``objective_`` per iteration; ``warnings``: ``"Category: message"``.
     """
     if fit_info.get("budget_exceeded"):
@@ -64,6 +71,11 @@ def fit_status(
         or any(w.startswith("RuntimeWarning") and "overflow" in w for w in warnings)
     ):
         return "diverged"
+    if fit_info.get("converged") is False and not fixed_budget:
+        return "not_converged"
+    resolved = fit_info.get("resolved_rank")
+    if fit_info.get("degenerate") or (h is not None and resolved is not None and h > resolved):
+        return "degenerate"
     if fit_info.get("converged") is False:
-        return "fixed_budget" if fixed_budget else "not_converged"
+        return "fixed_budget"
     return "ok"

@@ -83,6 +83,8 @@ def _log_fit(method: str, pid: str, params: dict[str, Any], h, seconds: float, e
         fixed_budget=est is not None and _runs_fixed_budget(est),
     )
     iters = f" n_iter={info['n_iter']}" if "n_iter" in info else ""
+    if "resolved_rank" in info:  # a ranking by row weights: h above it is degenerate (◊)
+        iters += f" resolved_rank={info['resolved_rank']}"
     why = f" ({fact['budget_reason']})" if fact.get("budget_exceeded") else ""
     print(
         f"fit {method} setting={pid} {params} h={'all' if h is None else h}: "
@@ -330,7 +332,11 @@ def _evaluate_task(X, y, truth, arrays, rec, *, restarts, nmi_average, seed):
             "fit_info": fit["fit_info"],
             "fit_warnings": fit["warnings"],
             "fit_status": fit_status(
-                fit["fit_info"], objective, fit["warnings"], fixed_budget=fixed_budget
+                fit["fit_info"],
+                objective,
+                fit["warnings"],
+                fixed_budget=fixed_budget,
+                h=int(len(selected)),
             ),
             "selected": selected.tolist(),
             "objective_curve": None if objective is None else objective.tolist(),

@@ -842,6 +842,8 @@ def _log_pass(
             "protocol": "label_free" if ev["label_free"] else "grid",
             "in_grid": str(ev["in_grid"]).lower(),
             "label_free": str(ev["label_free"]).lower(),
+            # ok / fixed_budget / not_converged / diverged / degenerate / budget_exceeded
+            "fit_status": str(row.get("fit_status", "")),
             "code_version": ev["code_version"],
             "ufs_version": code_version,
         }

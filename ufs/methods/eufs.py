@@ -92,6 +92,7 @@ class EUFS(UFSSelector):
     """
 
     kind = "ranking"
+    score_power = 1  # ranks by ||w_i||: resolved_rank_ recorded
 
     def __init__(
         self,

@@ -1222,6 +1222,7 @@ class FSASL(UFSSelector):
     """
 
     kind = "ranking"
+    score_power = 2  # ranks by ||w_i||²: resolved_rank_ recorded
 
     def __init__(
         self,

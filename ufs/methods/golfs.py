@@ -320,6 +320,7 @@ class GOLFS(UFSSelector):
     """
 
     kind = "ranking"
+    score_power = 1  # ranks by ||w_i||: resolved_rank_ recorded
     input_space = "raw"
 
     def __init__(

@@ -211,6 +211,7 @@ class LRPFS(UFSSelector):
     """
 
     kind = "ranking"
+    score_power = 1  # ranks by ||w_i||: resolved_rank_ recorded
     input_space = "unit_range"
 
     def min_n_features(self, n_clusters):  # init="kmeans" clusters the p features: c <= p

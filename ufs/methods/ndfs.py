@@ -176,6 +176,7 @@ class NDFS(UFSSelector):
     """
 
     kind = "ranking"
+    score_power = 1  # ranks by ||w_i||: resolved_rank_ recorded
 
     def __init__(
         self,

@@ -257,6 +257,7 @@ class NSSLFS(UFSSelector):
     """
 
     kind = "ranking"
+    score_power = 1  # ranks by ||w_i||: resolved_rank_ recorded
     requires_n_clusters = False
 
     def min_n_features(self, n_clusters):  # k = n_components (default c) <= p

@@ -155,6 +155,7 @@ class RSR(UFSSelector):
     """
 
     kind = "ranking"
+    score_power = 1  # ranks by ||w_i||: resolved_rank_ recorded
     requires_n_clusters = False
 
     def __init__(

@@ -343,6 +343,7 @@ class RUFS(UFSSelector):
     """
 
     kind = "ranking"
+    score_power = 1  # ranks by ||w_i||: resolved_rank_ recorded
 
     def __init__(
         self,

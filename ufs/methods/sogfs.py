@@ -284,6 +284,7 @@ class SOGFS(UFSSelector):
     """
 
     kind = "ranking"
+    score_power = 1  # ranks by ||w_i||: resolved_rank_ recorded
 
     def min_n_features(self, n_clusters):  # m = n_components (default c) <= p
         return n_clusters if self.n_components is None else self.n_components

@@ -84,6 +84,7 @@ class SPCAFS(UFSSelector):
     """
 
     kind = "ranking"
+    score_power = 1  # ranks by ||w_i||: resolved_rank_ recorded
 
     def min_n_features(self, n_clusters):  # m = n_components (default c - 1) < p
         return (max(n_clusters - 1, 1) if self.n_components is None else self.n_components) + 1

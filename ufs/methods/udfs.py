@@ -120,6 +120,7 @@ class UDFS(UFSSelector):
     """
 
     kind = "ranking"
+    score_power = 1  # ranks by ||w_i||: resolved_rank_ recorded
 
     def min_n_features(self, n_clusters):  # W: p × c, orthonormal columns (p > c)
         return n_clusters + 1

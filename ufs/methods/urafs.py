@@ -329,6 +329,7 @@ class URAFS(UFSSelector):
     """
 
     kind = "ranking"
+    score_power = 1  # ranks by ||w_i||: resolved_rank_ recorded
 
     def __init__(
         self,

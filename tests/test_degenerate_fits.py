@@ -1,0 +1,116 @@
+"""Degenerate fits are a status (issue 24): a fit whose answer is decided by round-off or by
+a trivial rule is warned about, recorded, marked ◊ in tables, counted in summary.md and
+tagged in MLflow, like a fit that did not converge."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from ufs.base import ROUNDOFF_RTOL, DegenerateFitWarning, resolved_rank
+from ufs.bench import aggregate
+from ufs.bench.status import STATUS_MARK, fit_status
+from ufs.bench.steps import _scalar_attributes
+from ufs.methods import DGUFS, MCFS, SPCAFS
+from ufs.methods.dgufs import smallest_norm_selection
+from ufs.preprocessing import standardize
+
+from .test_failure_flags import _record, _row
+
+
+def _clusters(seed: int = 0, n_per: int = 40, c: int = 4, p: int = 30) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_per * c, p))
+    X[:, :3] += np.repeat(rng.normal(scale=6.0, size=(c, 3)), n_per, axis=0)
+    return standardize(X).X
+
+
+def test_resolved_rank_counts_weights_above_the_roundoff_threshold():
+    s = np.array([1.0, 0.5, 2e-4, 5e-5, 0.0, 1e-9])
+    assert resolved_rank(s) == 3  # 1, 0.5 and 2e-4 are above 1e-4 · 1
+    assert resolved_rank(s**2, power=2) == 3  # squared norms: the same rows
+    assert resolved_rank(np.zeros(4)) == 0
+    assert resolved_rank(np.array([3.0, 3.0, 3.0])) == 3
+    assert ROUNDOFF_RTOL == 1e-4
+
+
+def test_collapsed_spcafs_is_degenerate_beyond_its_resolved_rank():
+    X = _clusters()
+    with pytest.warns(DegenerateFitWarning, match="only 3 of 30 features"):
+        est = SPCAFS(10, 4, gamma=1e4).fit(X)
+    norms = np.sort(np.linalg.norm(est.W_, axis=1))[::-1]
+    assert est.resolved_rank_ == 3  # c − 1 unit rows, the rest at the smoothing level
+    assert norms[2] > 0.99 and norms[3] < ROUNDOFF_RTOL
+    info = _scalar_attributes(est)
+    assert info["resolved_rank"] == 3
+    assert fit_status(info, est.objective_, h=3) == "ok"
+    assert fit_status(info, est.objective_, h=4) == "degenerate"
+    # a small γ does not collapse: every feature ranked above round-off, no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateFitWarning)
+        small = SPCAFS(10, 4, gamma=1e-2).fit(X)
+    assert small.resolved_rank_ == 30
+    assert fit_status(_scalar_attributes(small), small.objective_, h=30) == "ok"
+
+
+def test_dgufs_on_zscored_data_is_the_smallest_norm_filter():
+    X = _clusters()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # DGUFS's own ConvergenceWarning
+        with pytest.warns(DegenerateFitWarning, match="smallest norm"):
+            est = DGUFS(5, 4, input_space="standardized", max_iter=20).fit(X)
+    assert est.degenerate_ is True
+    assert smallest_norm_selection(X, est.selected_features_)
+    info = _scalar_attributes(est)
+    assert fit_status(info, est.objective_, h=5) in ("degenerate", "not_converged")
+    info["converged"] = True
+    assert fit_status(info, None, h=5) == "degenerate"
+
+
+def test_smallest_norm_selection_brute_force():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(20, 6)) * np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    order = np.argsort(np.einsum("ij,ij->j", X, X))
+    for h in range(1, 6):
+        assert smallest_norm_selection(X, order[:h])
+        assert not smallest_norm_selection(X, order[-h:])
+
+
+def test_an_ordinary_mcfs_fit_is_not_degenerate():
+    X = _clusters()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateFitWarning)
+        est = MCFS(5, 4).fit(X)
+    info = _scalar_attributes(est)
+    assert "degenerate" not in info and "resolved_rank" not in info
+    assert fit_status(info, None, h=5) == "ok"
+
+
+def test_degenerate_cells_are_marked_and_counted(tmp_path):
+    from ufs.bench.io import write_json
+
+    recs = [
+        _record("toy", "spcafs", "ranking", "s", [_row(5, "ok", 0.6), _row(10, "degenerate", 0.5)]),
+        _record("toy", "mcfs", "subset", "m", [_row(5, "ok", 0.7), _row(10, "ok", 0.72)]),
+    ]
+    path = tmp_path / "evaluations" / "toy.json"
+    write_json(path, {"dataset": "toy", "evaluations": recs})
+    aggregate.write_dataset_outputs(
+        [path], "toy", tmp_path / "toy.csv", tmp_path / "toy.md", tmp_path / "fig"
+    )
+    md = (tmp_path / "toy.md").read_text()
+    lines = {ln.split("|")[1].strip(): ln for ln in md.splitlines() if ln.startswith("| ")}
+    mark = STATUS_MARK["degenerate"]
+    assert mark not in lines["spcafs"].split("|")[2] and mark in lines["spcafs"].split("|")[3]
+    assert mark not in lines["mcfs"]
+    assert aggregate.STATUS_LEGEND in md and "◊ a fit is degenerate" in md
+    fits = aggregate.fit_records([path])
+    # the ranking fit serves both h: its status is the worst over h
+    assert fits.set_index("method").loc["spcafs", "status"] == "degenerate"
+    counts = aggregate.failure_counts(fits)
+    summary = aggregate.failure_markdown(counts)
+    assert "1 were degenerate (◊)" in summary and "| spcafs | toy |" in summary
+    warning = aggregate.fit_status_warning(aggregate.failure_report(counts))
+    assert "1 degenerate" in warning
