@@ -114,3 +114,32 @@ def test_degenerate_cells_are_marked_and_counted(tmp_path):
     assert "1 were degenerate (◊)" in summary and "| spcafs | toy |" in summary
     warning = aggregate.fit_status_warning(aggregate.failure_report(counts))
     assert "1 degenerate" in warning
+
+
+def test_spcafs_auto_gamma_is_a_fraction_of_the_data_scale_and_does_not_collapse():
+    from ufs.methods.spcafs import AUTO_GAMMA_RATIO
+
+    X = _clusters()
+    auto = SPCAFS(10, 4, gamma="auto").fit(X)
+    top = np.linalg.eigvalsh((X - X.mean(0)).T @ (X - X.mean(0)))[-1]
+    assert auto.gamma_ == pytest.approx(AUTO_GAMMA_RATIO * top, rel=1e-10)
+    fixed = SPCAFS(10, 4, gamma=auto.gamma_).fit(X)
+    np.testing.assert_array_equal(auto.feature_order_, fixed.feature_order_)
+    assert auto.resolved_rank_ == X.shape[1]  # no collapse (γ = 1e4 keeps 3, above)
+    # the low-rank solver (p > 500, rank ≤ p/4) reads λ_max off its SVD: the same γ
+    wide = np.hstack([X] + [X[:, :] + 0.01 * np.random.default_rng(1).normal(size=X.shape)] * 20)
+    a = SPCAFS(10, 4, gamma="auto", solver="lowrank").fit(wide)
+    b = SPCAFS(10, 4, gamma="auto", solver="dense").fit(wide)
+    assert a.gamma_ == pytest.approx(b.gamma_, rel=1e-9)
+    with pytest.raises(ValueError, match="gamma must be"):
+        SPCAFS(10, 4, gamma="large").fit(X)
+    with pytest.raises(ValueError, match="gamma must be > 0"):
+        SPCAFS(10, 4, gamma=0.0).fit(X)
+
+
+def test_registry_label_free_spcafs_uses_auto_gamma():
+    from ufs.registry import get_method
+
+    for name in ("spcafs", "spcafs_raw"):
+        assert get_method(name).defaults["gamma"] == "auto"
+        assert 1e4 in get_method(name).grid["gamma"]  # the paper's value stays in the grid

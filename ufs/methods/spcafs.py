@@ -10,15 +10,25 @@ with ``H = I − 11ᵀ/n`` (Eq. 18), ``W ∈ R^{d×m}``, ``0 < p ≤ 1``.
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg as sla
 
 from ..base import Selection, UFSSelector
 from ..linalg import leading_right_singular_vectors
 from ..preprocessing import check_input_space
 from ._reweighted_eigen import LowRankSym, reweighted_eigen, store_ranking
 
-__all__ = ["SPCAFS"]
+__all__ = ["SPCAFS", "AUTO_GAMMA_RATIO"]
 
 SOLVERS = ("auto", "dense", "lowrank")
+#: ``gamma="auto"``: ``γ = AUTO_GAMMA_RATIO · λ_max(S_t)``, a fraction of the data's own
+#: scale (see the ``gamma`` parameter)
+AUTO_GAMMA_RATIO = 1e-2
+
+
+def _largest_eigenvalue(S: np.ndarray) -> float:
+    """``λ_max`` of the symmetric ``S`` (LAPACK, only the top eigenvalue)."""
+    d = S.shape[0]
+    return float(sla.eigh(S, eigvals_only=True, subset_by_index=[d - 1, d - 1])[0])
 
 
 class SPCAFS(UFSSelector):
@@ -30,9 +40,18 @@ class SPCAFS(UFSSelector):
         ``h`` (the ranking itself does not depend on it).
     n_clusters : int
         ``c``; only used for the default reduced dimension ``m = c − 1`` (§6.1.2).
-    gamma : float
+    gamma : float or "auto"
         ``γ > 0`` of Eq. (20). Paper grid (§6.1.2): ``{10⁻⁶, 10⁻⁴, 10⁻², 1, 10², 10⁴, 10⁶}``.
         Default ``10⁴``: the one value the paper fixes (§6.4.1, sensitivity study in m).
+        ``"auto"`` (the registry's label-free default, issue 24): ``γ = AUTO_GAMMA_RATIO ·
+        λ_max(S_t)``. An absolute ``γ`` means different things on different data: ``S_t``
+        scales with ``n`` and with the features' units (λ_max from 838 on z-scored Wine to
+        5·10⁸ on raw warpAR10P), and once ``γ`` nears the leading eigenvalues the ℓ2,1 term
+        wins and ``W`` collapses to ``m`` unit rows, the other rows at the smoothing level
+        ``√ε`` — the ranking after position ``m`` is then round-off (marked degenerate). At
+        ``γ = 10⁴`` 18 of the mirror's 27 z-scored data sets collapse; at
+        ``0.01 · λ_max`` none does (``benchmarks/spcafs_gamma.py``). ``gamma_`` holds
+        the value used.
     p : float
         ``0 < p ≤ 1`` of the ℓ2,p regulariser (default 1, as in §6.1.2). The authors' code
         hard-codes ``p = 1``; here any ``p`` in ``(0, 1]`` uses Eq. (26) as written.
@@ -79,6 +98,7 @@ class SPCAFS(UFSSelector):
     Attributes
     ----------
     W_ : ndarray (d × m)
+    gamma_ : float, the ``γ`` used (``gamma="auto"``: from the data)
     objective_, n_iter_, converged_
     solver_ : str, the solver actually used
     """
@@ -94,7 +114,7 @@ class SPCAFS(UFSSelector):
         n_features_to_select: int = 10,
         n_clusters: int | None = None,
         *,
-        gamma: float = 1e4,
+        gamma: float | str = 1e4,
         p: float = 1.0,
         n_components: int | None = None,
         eps: float = 1e-8,
@@ -137,10 +157,20 @@ class SPCAFS(UFSSelector):
             M = LowRankSym(B=V[:, keep], w=-(s[keep] ** 2))
         else:
             M = -(Xc.T @ Xc)
+        if isinstance(self.gamma, str):
+            if self.gamma != "auto":
+                raise ValueError(f"gamma must be a number > 0 or 'auto'; got {self.gamma!r}")
+            top = float(-M.w.min()) if solver == "lowrank" else _largest_eigenvalue(-M)
+            gamma = AUTO_GAMMA_RATIO * top if top > 0 else 1.0
+        else:
+            gamma = float(self.gamma)
+            if not gamma > 0:
+                raise ValueError(f"gamma must be > 0; got {self.gamma!r}")
+        self.gamma_ = gamma
         res = reweighted_eigen(
             M,
             m,
-            gamma=float(self.gamma),
+            gamma=gamma,
             p=float(self.p),
             eps=float(self.eps),
             max_iter=self.max_iter,
