@@ -238,43 +238,23 @@ def test_block_graph_builder():
 # --------------------------------------------------------------------------- per component
 
 
+@pytest.mark.parametrize("trivial", [True, False], ids=["closed-form", "generic"])
 @pytest.mark.parametrize("dense_limit", [10**9, 0], ids=["dense", "lanczos"])
 @pytest.mark.parametrize("flavour", FLAVOURS)
 @pytest.mark.parametrize(("n_comp", "n"), SIZES)
-def test_component_eigenpairs_normalized_affinity(n_comp, n, flavour, dense_limit):
-    """``M = D^{-1/2} S D^{-1/2}``, largest, trivial pairs ``(1, √d)`` in closed form."""
+def test_component_eigenpairs_normalized_affinity(n_comp, n, flavour, dense_limit, trivial):
+    """``M = D^{-1/2} S D^{-1/2}``, largest: with the trivial pairs ``(1, √d)`` in closed
+    form (exactly 1), or without (every pair, the unit ones too, by the solver)."""
     g = block_graph(n_comp, n, flavour)
     M = normalized_affinity(g.S)
     ref = reference(n_comp, n, flavour, "M", True, _count(n_comp))
+    extra = {"trivial_weights": np.sqrt(degree(g.S)), "trivial_value": 1.0} if trivial else {}
     for m in _m_values(n_comp):
-        res = component_eigenpairs(
-            M,
-            m,
-            which="largest",
-            trivial_weights=np.sqrt(degree(g.S)),
-            trivial_value=1.0,
-            dense_limit=dense_limit,
-        )
+        res = component_eigenpairs(M, m, which="largest", dense_limit=dense_limit, **extra)
         assert res.n_components == n_comp
         straddle = assert_extreme_pairs(M, res.values, res.vectors, ref, res.tied_at_boundary)
-        assert np.sum(res.values == 1.0) == min(m, n_comp)  # the trivial values, exactly
-        if m < n_comp:
-            assert straddle and res.tied_at_boundary
-
-
-@pytest.mark.parametrize("dense_limit", [10**9, 0], ids=["dense", "lanczos"])
-@pytest.mark.parametrize("flavour", FLAVOURS)
-@pytest.mark.parametrize(("n_comp", "n"), SIZES)
-def test_component_eigenpairs_generic(n_comp, n, flavour, dense_limit):
-    """The same without trivial weights: every pair, the unit ones too, by the solver."""
-    g = block_graph(n_comp, n, flavour)
-    M = normalized_affinity(g.S)
-    ref = reference(n_comp, n, flavour, "M", True, _count(n_comp))
-    for m in _m_values(n_comp):
-        res = component_eigenpairs(M, m, which="largest", dense_limit=dense_limit)
-        assert res.n_components == n_comp
-        straddle = assert_extreme_pairs(M, res.values, res.vectors, ref, res.tied_at_boundary)
-        assert np.sum(np.abs(res.values - 1.0) <= 1e-10) == min(m, n_comp)
+        units = res.values == 1.0 if trivial else np.abs(res.values - 1.0) <= 1e-10
+        assert np.sum(units) == min(m, n_comp)
         if m < n_comp:
             assert straddle and res.tied_at_boundary
 

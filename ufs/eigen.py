@@ -81,6 +81,15 @@ class Eigenpairs(NamedTuple):
     tied_at_boundary: bool = False
 
 
+def _wants_largest(n: int, m: int, which: str) -> bool:
+    """Check a request for ``m`` of ``n`` eigenpairs; ``True`` for the largest."""
+    if not 1 <= m <= n:
+        raise ValueError(f"need 1 <= m <= {n}; got m={m}")
+    if which not in ("smallest", "largest"):
+        raise ValueError("which must be 'smallest' or 'largest'")
+    return which == "largest"
+
+
 def _sorted(w: np.ndarray, V: np.ndarray, largest: bool) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(-w if largest else w, kind="stable")
     return w[order], V[:, order]
@@ -291,11 +300,7 @@ def _extreme(
     A, m: int, which: str, dense_limit: float, seed: int, ncv: int | None = None
 ) -> Eigenpairs:
     n = A.shape[0]
-    if not 1 <= m <= n:
-        raise ValueError(f"need 1 <= m <= {n}; got m={m}")
-    if which not in ("smallest", "largest"):
-        raise ValueError("which must be 'smallest' or 'largest'")
-    largest = which == "largest"
+    largest = _wants_largest(n, m, which)
     if not (n <= dense_limit or m >= n - 2):
         found = _certified_lanczos(A, m, largest, seed, ncv)
         if found is not None:
@@ -360,11 +365,7 @@ def component_eigenpairs(
     """
     A = sp.csr_matrix(A)
     n = A.shape[0]
-    if not 1 <= m <= n:
-        raise ValueError(f"need 1 <= m <= {n}; got m={m}")
-    if which not in ("smallest", "largest"):
-        raise ValueError("which must be 'smallest' or 'largest'")
-    largest = which == "largest"
+    largest = _wants_largest(n, m, which)
     sgn = 1.0 if largest else -1.0
     if solve is None:
 

@@ -125,22 +125,11 @@ LOBPCG_MIN_NODES = 5000
 DENSE_NODES = 1000
 
 
-def laplacian_smallest(
-    L: sp.spmatrix,
-    m: int,
-    *,
-    dense_limit: int | None = None,
-    seed: int = 0,
-    lobpcg_min: int | None = None,
-    start: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The ``m`` smallest eigenpairs of a sparse graph Laplacian ``L`` (increasing).
-
-    ``(values, vectors)`` of :func:`laplacian_eigenpairs`, which also reports the number of
-    connected components."""
-    res = laplacian_eigenpairs(
-        L, m, dense_limit=dense_limit, seed=seed, lobpcg_min=lobpcg_min, start=start
-    )
+def laplacian_smallest(L: sp.spmatrix, m: int, **options) -> tuple[np.ndarray, np.ndarray]:
+    """The ``m`` smallest eigenpairs of a sparse graph Laplacian ``L`` (increasing):
+    ``(values, vectors)`` of :func:`laplacian_eigenpairs` (same keyword ``options``), which
+    also reports the number of connected components."""
+    res = laplacian_eigenpairs(L, m, **options)
     return res.values, res.vectors
 
 
