@@ -411,3 +411,20 @@ def test_setting_labels():
     assert label({"b": 0.1 + 0.2, "a": True}, "p") == "a=true,b=0.30000000000000004"
     assert label({"x": "y" * 40}, "pid") == "pid" and label({}, "pid") == "default"
     assert tracking.run_name("wine", "mcfs", "20", "k=5") == "wine/mcfs/h=20/k=5"
+
+
+def test_a_connection_dropped_mid_request_counts_as_unreachable():
+    """A server killed while it answers: MLflow reports the dropped connection inside an
+    MlflowException's text; the error must still say the server cannot be reached."""
+    from mlflow.exceptions import MlflowException
+
+    exc = MlflowException(
+        "API request to http://127.0.0.1:9/api/2.0/mlflow/runs/log-batch failed with exception "
+        "('Connection aborted.', RemoteDisconnected('Remote end closed connection without "
+        "response'))"
+    )
+    assert tracking._unreachable(exc)
+    assert "Cannot reach the MLflow tracking server" in str(
+        tracking._wrap("http://127.0.0.1:9", "logging runs", exc)
+    )
+    assert not tracking._unreachable(MlflowException("RESOURCE_DOES_NOT_EXIST: no such run"))

@@ -169,11 +169,18 @@ def _unreachable(exc: BaseException) -> bool:
         for e in _chain(exc)
     ):
         return True
-    text = str(exc)
-    return any(
-        s in text
-        for s in ("Max retries exceeded", "Connection refused", "Failed to establish", "timed out")
+    # a server killed mid-request: the client sees the connection dropped, often only in
+    # the text of the MlflowException that wraps it
+    markers = (
+        "Max retries exceeded",
+        "Connection refused",
+        "Failed to establish",
+        "timed out",
+        "Connection aborted",
+        "RemoteDisconnected",
+        "Connection reset",
     )
+    return any(s in str(e) for e in _chain(exc) for s in markers)
 
 
 def _locked(exc: BaseException) -> bool:
