@@ -154,7 +154,8 @@ different exact basis gives a different answer:
   Our choice: the component indicators in closed form, larger components first, made
   orthogonal to `D^{1/2} 1` in that order.
 * **Invariant** (tested where it matters): NDFS's spectral initialisation (k-means on the rows
-  of `U` sees only distances; test: a rotation inside the block leaves `F⁰` unchanged),
+  of `U` sees only distances; test: a rotation inside the block leaves every distance between
+  those rows unchanged — the k-means partition itself is invariant only in exact arithmetic),
   SOGFS's and SF2SOG's graph steps (`F` enters through `‖f_i − f_j‖²`), FSASL's and SPCAFS's
   rankings (row norms of `W` do not change when the target's basis is rotated), DGUFS's
   L-step (every eigenpair above the threshold, whole eigenspaces).
