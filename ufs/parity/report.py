@@ -183,7 +183,10 @@ def render_second_input(checks, spread: dict[int, tuple[int, int]], inputs) -> s
         "| check | result | measured |",
         "|---|---|---|",
     ]
-    lines += [f"| {c.name} | {'pass' if c.passed else 'FAIL'} | {c.detail} |" for c in checks]
+    lines += [
+        f"| {c.name} | {'pass' if c.passed else 'FAIL'} | {c.detail.replace('|', chr(92) + '|')} |"
+        for c in checks
+    ]
     lines += [
         "",
         "MCFS with the unit block of its embedding rotated at random (5 rotations; every one "

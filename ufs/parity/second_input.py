@@ -232,7 +232,7 @@ def _check_ndfs_rotation(inputs) -> SecondInputCheck:
     return SecondInputCheck(
         "NDFS init invariant to a rotation inside the repeated eigenvalue 1",
         dev <= 1e-12,
-        f"max |Δ⟨u_i, u_j⟩| of the rows k-means clusters = {dev:.1e} (block of {b})",
+        f"largest change of ⟨u_i, u_j⟩ over the rows k-means clusters: {dev:.1e} (block of {b})",
     )
 
 
