@@ -14,7 +14,7 @@ from snakemake.utils import validate
 
 from ufs.bench.config import ConfigError, build_plan, relative_h, resolve_h
 from ufs.datasets import available_datasets, datasets_needing_network, get_dataset
-from ufs.registry import available_methods
+from ufs.registry import available_methods, get_method
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "config" / "experiments" / "benchmark.yaml"
@@ -60,9 +60,10 @@ def test_every_method_and_every_offline_dataset():
         (1024, [10, 20, 51, 102, 205]),
         (325, [5, 7, 16, 33, 65]),  # 32.5 rounds half up
         (64, [5, 6, 13]),  # 1 % and 2 % clip to 5; equal values once
-        (13, [5]),
+        (13, [1, 3]),  # min 5 would leave one h: the lower clip drops to 1 (issue 24)
+        (30, [1, 2, 3, 6]),  # min 5 would leave 5, 6
         (10304, [103, 206, 300]),  # 10 % and 20 % clip to 300
-        (5, [4]),  # below p: h = p - 1 at most
+        (5, [4]),  # below p: h = p - 1 at most (lowering the clip gives no more values)
     ],
 )
 def test_relative_h(p, expected):
@@ -86,7 +87,7 @@ def test_plan_resolves_the_grid_per_dataset():
     cfg = {**load(), "mirror_dir": str(MIRROR), "only_datasets": ["wine", "digits", "golfs_sim1"]}
     plan = build_plan(cfg, warn=False)
     assert {d: list(i.hs) for d, i in plan.instances.items()} == {
-        "wine": [5],
+        "wine": [1, 3],
         "digits": [5, 6, 13],
         "golfs_sim1": [10, 20, 50, 100, 200],
     }
@@ -97,7 +98,12 @@ def test_label_free_protocol_runs_no_grid_setting():
     both = build_plan(cfg, warn=False)
     free = build_plan({**cfg, "protocols": ["label_free"]}, warn=False)
     tuned = build_plan({**cfg, "protocols": ["oracle"]}, warn=False)
+    draws = cfg.get("evaluation", {}).get("reference_draws", 30)
     for m in cfg["methods"]:
+        if get_method(m).draws:  # a chance reference: its draws, never tuned, in both
+            assert [s.label_free for s in free.settings[m]] == [True] * draws
+            assert not any(s.in_grid for s in tuned.settings[m] + free.settings[m])
+            continue
         assert [s.label_free for s in free.settings[m]] == [True]
         assert not any(s.in_grid for s in free.settings[m])  # no tuned rows at all
         assert all(s.in_grid for s in tuned.settings[m])

@@ -178,7 +178,7 @@ def test_tables_mark_cells_and_csv_has_status(tmp_path):
     assert lines["eufs"].count("†") == 3  # h = 5, h = 10 and "best over h"
     assert "‡" in lines["dgufs"].split("|")[2] and "‡" not in lines["dgufs"].split("|")[3]
     assert "†" not in lines["ndfs"] and "‡" not in lines["ndfs"]  # fixed budget: not marked
-    assert "†" not in lines["max_variance"]
+    assert "†" not in lines["_max_variance_ (reference)"]
     assert aggregate.STATUS_LEGEND in md
     csv = pd.read_csv(tmp_path / "toy.csv")
     row = csv[(csv["method"] == "dgufs") & (csv["h"] == 5)].iloc[0]

@@ -184,7 +184,7 @@ def test_fits_over_the_budget_are_recorded_and_skipped(data, tmp_path, capsys):
     lines = [ln for ln in md.splitlines() if ln.startswith("| eufs |")]
     # ACC and NMI: 3 h + best over h; TP and CP (true features known): 3 h
     assert [ln.count("budget exceeded §") for ln in lines] == [4, 4, 3, 3] * 2
-    assert "| max_variance |" in md and aggregate.STATUS_LEGEND in md
+    assert "| _max_variance_ (reference) |" in md and aggregate.STATUS_LEGEND in md
     counts = aggregate.failure_counts(aggregate.fit_records([ev]))
     c = counts.set_index("method")
     assert c.loc["dgufs", "budget_exceeded"] == 3 and c.loc["eufs", "budget_exceeded"] == 1

@@ -112,9 +112,27 @@ def test_planning_is_linear(monkeypatch):
 def test_chunk_ids_widen_past_999_jobs():
     plan = build_plan(_grid_config(1001, tasks_per_job=1))
     ids = list(plan.chunks("wine"))
-    assert len(ids) == 1001 and ids[0] == "c0000" and ids[-1] == "c1000"
+    assert len(ids) == 1001 and ids[0] == "spcafs.c0000" and ids[-1] == "spcafs.c1000"
     assert ids == sorted(ids)  # ids sort as the chunks' order
-    assert list(build_plan(_grid_config(30, tasks_per_job=1)).chunks("wine"))[-1] == "c029"
+    assert list(build_plan(_grid_config(30, tasks_per_job=1)).chunks("wine"))[-1] == "spcafs.c029"
+
+
+def test_chunk_identity_is_stable_under_slices_and_added_methods():
+    # issue 26 #1: a slice or an added method must leave every other method's chunks as
+    # they are (numbered over the whole task list, a slice overwrote the full run's files)
+    base = {
+        "output_dir": "results",
+        "jobs": {"tasks_per_job": 2},
+        "mlflow": {"enabled": False},
+        "datasets": {"wine": {"h": [4]}},
+        "methods": {"laplacian_score": {}, "max_variance": {}, "spcafs": {}, "udfs": {}},
+    }
+    full = build_plan(base).chunks("wine")
+    assert all(c.split(".")[0] == t.method for c, ts in full.items() for t in ts)
+    sliced = build_plan({**base, "only_methods": ["spcafs"]}).chunks("wine")
+    assert sliced and all(full[c] == ts for c, ts in sliced.items())
+    more = build_plan({**base, "methods": {**base["methods"], "all_features": {}}})
+    assert all(more.chunks("wine")[c] == ts for c, ts in full.items())
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ from ufs.bench import ranking
 
 
 def _tables(
-    scores: dict[str, dict[str, float]], protocol="label_free", hs=("5", "10"), status=None
+    scores: dict[str, dict[str, float]], protocol="label_free", hs=("5", "10", "20"), status=None
 ):
     """Per-data-set table rows: scores[dataset][method] at every h (ACC and NMI alike);
     ``status[(dataset, method)]`` where not ``ok``."""
@@ -97,12 +97,13 @@ def test_ties_get_the_average_rank():
 
 def test_score_is_mean_over_h_and_carries_the_worst_status():
     t = _tables({"d1": {"a": 0.5, "b": 0.4, "c": 0.3}, "d2": {"a": 0.5, "b": 0.4, "c": 0.3}})
-    t.loc[(t["method"] == "a") & (t["h_label"] == "10") & (t["dataset"] == "d1"), "acc_mean"] = 0.1
+    at = (t["method"] == "a") & t["h_label"].isin(["10", "20"]) & (t["dataset"] == "d1")
+    t.loc[at, "acc_mean"] = 0.2
     t.loc[(t["method"] == "c") & (t["h_label"] == "5") & (t["dataset"] == "d2"), "status"] = (
         "not_converged"
     )
     scores, status = ranking.dataset_scores(t, "label_free", "acc")
-    assert scores.loc["d1", "a"] == pytest.approx(0.3)  # (0.5 + 0.1) / 2
+    assert scores.loc["d1", "a"] == pytest.approx(0.3)  # (0.5 + 0.2 + 0.2) / 3
     assert status.loc["d2", "c"] == "not_converged" and status.loc["d1", "c"] == "ok"
     best, _ = ranking.dataset_scores(t, "label_free", "acc", h_aggregate="max")
     assert best.loc["d1", "a"] == pytest.approx(0.5)

@@ -32,6 +32,9 @@ __all__ = [
     "source_files",
     "module_closure",
     "package_hash",
+    "closure_hash",
+    "ROLES",
+    "methods_with_role",
 ]
 
 _REGISTRY: dict[str, MethodSpec] = {}
@@ -47,6 +50,13 @@ def _init_params(cls: type) -> tuple[str, ...]:
 #: parameters the workflow fills in itself; never part of a grid
 CONTEXT_PARAMS = ("n_features_to_select", "n_clusters", "random_state")
 
+#: what a registered entry is in a comparison (issue 24):
+#: ``method`` a competitor, ranked in the omnibus test; ``variant`` another setting of a
+#: method registered under its own name (e.g. ``fsbc_nobal``), left out of the omnibus
+#: test unless asked for; ``reference`` a bound every method must beat (all features,
+#: random features, largest variance): shown apart, never ranked as a method
+ROLES = ("method", "variant", "reference")
+
 
 @dataclass(frozen=True)
 class MethodSpec:
@@ -56,6 +66,14 @@ class MethodSpec:
     defaults: dict[str, Any] = field(default_factory=dict)
     fixed: dict[str, Any] = field(default_factory=dict)
     reference: str = ""
+    #: one of :data:`ROLES`
+    role: str = "method"
+    #: a method whose result is a draw of chance (``random``): the constructor parameter
+    #: that numbers independent draws. The workflow fits ``evaluation.reference_draws``
+    #: draws of its label-free setting and reports their distribution, not one draw.
+    draws: str = ""
+    #: for a ``variant``: the method it is a variant of
+    variant_of: str = ""
 
     @property
     def kind(self) -> str:
@@ -82,17 +100,39 @@ def register(
     defaults: dict[str, Any] | None = None,
     fixed: dict[str, Any] | None = None,
     reference: str = "",
+    role: str = "method",
+    draws: str = "",
+    variant_of: str = "",
 ) -> MethodSpec:
-    """Add a method. ``fixed`` parameters define a variant (e.g. ``solver="exact"``)."""
+    """Add a method. ``fixed`` parameters define a variant (e.g. ``solver="exact"``);
+    ``role`` says what it is in a comparison (:data:`ROLES`; a ``variant`` names the
+    method it varies in ``variant_of``); ``draws`` names the parameter numbering the
+    independent draws of a chance reference."""
     if name in _REGISTRY:
         raise ValueError(f"method {name!r} is already registered")
     if not (isinstance(cls, type) and issubclass(cls, UFSSelector)):
         raise TypeError(f"{cls!r} is not a UFSSelector subclass")
     if cls.kind not in KINDS:
         raise ValueError(f"{cls.__name__}.kind must be one of {KINDS}")
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}; got {role!r}")
+    if (role == "variant") != bool(variant_of):
+        raise ValueError("a variant names the method it varies (variant_of), and only a variant")
     spec = MethodSpec(
-        name, cls, dict(grid or {}), dict(defaults or {}), dict(fixed or {}), reference
+        name,
+        cls,
+        dict(grid or {}),
+        dict(defaults or {}),
+        dict(fixed or {}),
+        reference,
+        role,
+        draws,
+        variant_of,
     )
+    if draws and draws not in spec.tunable:
+        raise ValueError(f"draws={draws!r} is not a parameter of {cls.__name__}")
+    if draws and spec.grid:
+        raise ValueError("a method of random draws has no grid (its draws are its settings)")
     spec.check_params(spec.grid)
     spec.check_params(spec.defaults)
     _REGISTRY[name] = spec
@@ -114,6 +154,15 @@ def get_method(name: str) -> MethodSpec:
 def available_methods() -> list[str]:
     _ensure_loaded()
     return sorted(_REGISTRY)
+
+
+def methods_with_role(*roles: str) -> list[str]:
+    """The registered methods whose role is one of ``roles`` (sorted)."""
+    _ensure_loaded()
+    bad = set(roles) - set(ROLES)
+    if bad:
+        raise ValueError(f"unknown role(s) {sorted(bad)}; valid: {ROLES}")
+    return sorted(n for n, s in _REGISTRY.items() if s.role in roles)
 
 
 def make_estimator(
@@ -237,6 +286,23 @@ def module_closure(*paths: Path) -> list[Path]:
     return sorted(seen)
 
 
+def closure_hash(*relative: str, exclude: tuple[str, ...] = ("methods/",)) -> str:
+    """Code version of workflow steps: the hash of the ``ufs`` modules ``relative`` (paths
+    relative to the package) and of every ``ufs`` module they import, transitively
+    (:func:`module_closure`; issue 26 #6: a rule keyed on its own files only missed a
+    change in what they import). Modules under ``exclude`` are left out: the methods'
+    own code is the fit jobs' key (:func:`source_hash`), not every step's."""
+    h = hashlib.sha256()
+    for f in module_closure(*(_PKG / r for r in relative)):
+        rel = f.relative_to(_PKG).as_posix() if f.is_relative_to(_PKG) else f.name
+        if rel.startswith(exclude):
+            continue
+        st = f.stat()
+        h.update(rel.encode())
+        h.update(_file_digest(f, st.st_mtime_ns, st.st_size))
+    return h.hexdigest()[:12]
+
+
 def source_files(name: str) -> list[Path]:
     """The source files a method's results depend on: its module, every ``ufs`` module it
     imports (transitively: private kernels such as ``methods/_nonneg_spectral.py``, the
@@ -274,6 +340,7 @@ def source_hash(name: str) -> str:
         "fixed": spec.fixed,
         "grid": spec.grid,
         "defaults": spec.defaults,
+        **({"draws": spec.draws} if spec.draws else {}),
     }
     h = hashlib.sha256(json.dumps(entry, sort_keys=True, default=_entry_value).encode())
     for f in source_files(name):

@@ -115,9 +115,11 @@ def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
                     "curves": [],
                     "statuses": [],
                     "replicates": 0,
+                    "restart": [],
                 },
             )
             e["replicates"] += 1
+            e["restart"].extend(range(len(row["per_restart"][METRIC_COLS[0]])))
             e["statuses"].append(_row_status(ev, row, budget_cache))
             for m in METRIC_COLS:
                 e["per"][m].extend(row["per_restart"][m])
@@ -145,13 +147,24 @@ def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
             )
         }
         rec["params"] = ", ".join(f"{k}={v}" for k, v in sorted(e["params"].items())) or "-"
+        rec.update(_method_facts(e["method"], e["params"]))
         # a fit over the compute budget has no result: the pooled cell has none either
         budget = "budget_exceeded" in e["statuses"]
+        restart = np.asarray(e["restart"], dtype=int)
+        values = {}
         for m in METRIC_COLS:
             v = np.array([np.nan if x is None else x for x in e["per"][m]], dtype=float)
-            nan = budget or v.size == 0
-            rec[f"{m}_mean"] = np.nan if nan else float(v.mean())
-            rec[f"{m}_std"] = np.nan if nan else (float(v.std(ddof=1)) if v.size > 1 else 0.0)
+            if budget:
+                v = np.full(v.shape, np.nan)
+            values[m] = v
+            rec.update(_stats(v, m))
+            # the two halves of the restarts (even / odd restart index): the label-tuned
+            # protocol chooses a setting on one half and reports it on the other
+            for half, r in (("a", 0), ("b", 1)):
+                part = v[restart % 2 == r] if v.size == restart.size else v[:0]
+                rec[f"{m}_half_{half}"] = float(part.mean()) if part.size and not budget else np.nan
+        rec["_values"] = values
+        rec["_restart"] = restart
         rec["tp"] = float(np.mean(e["tp"])) if e["tp"] and not budget else np.nan
         rec["cp"] = float(np.mean(e["cp"])) if e["cp"] and not budget else np.nan
         rec["fit_seconds"] = float(np.mean(e["fit_seconds"]))
@@ -164,18 +177,116 @@ def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
     return df.sort_values(["method", "h", "pid"]).reset_index(drop=True)
 
 
-def select_protocols(df: pd.DataFrame, oracle_metric: str = "acc") -> pd.DataFrame:
-    """Rows of the two protocols, with a ``protocol`` column and the grid size used.
+def _stats(v: np.ndarray, m: str) -> dict[str, float]:
+    """``<m>_mean`` and ``<m>_std`` (ddof 1; 0 for one value) of the restarts' values."""
+    if v.size == 0 or np.isnan(v).all():
+        return {f"{m}_mean": np.nan, f"{m}_std": np.nan}
+    return {
+        f"{m}_mean": float(v.mean()),
+        f"{m}_std": float(v.std(ddof=1)) if v.size > 1 else 0.0,
+    }
 
-    The oracle picks among the settings with a score: a setting over the compute budget
-    (NaN) is picked only when every setting at that ``h`` is (the row then says so)."""
-    col = f"{oracle_metric}_mean"
+
+def _method_facts(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """What the registry says of a row's method: its ``role`` (competitor ``method``,
+    ``variant`` or ``reference``), its ``draw`` number (a chance reference's draws) and the
+    ``input_space`` its fit received (issue 24: input scaling is a recorded factor)."""
+    from ..registry import get_method, make_estimator
+
+    try:
+        spec = get_method(method)
+    except ValueError:  # a method of another code version, since unregistered
+        return {"role": "method", "draw": np.nan, "input_space": ""}
+    try:
+        space = str(make_estimator(method, params).input_space)
+    except (TypeError, ValueError):
+        space = ""
+    draw = params.get(spec.draws, np.nan) if spec.draws else np.nan
+    return {"role": spec.role, "draw": draw, "input_space": space}
+
+
+#: the restarts that choose the label-tuned setting (even index) and those that report it
+TUNING_SPLIT = "chosen on the even k-means restarts, reported on the odd ones"
+
+
+def _held_out(best: pd.DataFrame) -> pd.DataFrame:
+    """The label-tuned rows' statistics on the restarts that did not choose them: the
+    odd-numbered restarts (issue 24: a score chosen and reported on the same restarts is
+    biased upwards by the choice)."""
+    best = best.copy()
+    for i, (values, restart) in enumerate(zip(best["_values"], best["_restart"], strict=True)):
+        odd = restart % 2 == 1
+        for m in METRIC_COLS:
+            v = values[m]
+            if odd.any() and v.size == restart.size:
+                for k, x in _stats(v[odd], m).items():
+                    best.iloc[i, best.columns.get_loc(k)] = x
+    split = best["_restart"].map(lambda r: bool((r % 2 == 1).any()))
+    best["tuning"] = np.where(split, "held_out", "in_sample")
+    return best
+
+
+def _pool_draws(free: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(label-free rows with each chance reference's draws pooled, the draws' rows).
+
+    A pooled row's ``<metric>_mean`` is the mean of its draws' means (the *expected*
+    score of a random subset), ``<metric>_std`` the std over every restart of every draw,
+    ``<metric>_p05``/``_p95`` the 5th and 95th percentiles of the draws' means (the band
+    of one draw), ``n_draws`` their number."""
+    is_draw = free["draw"].notna()
+    if not is_draw.any():
+        return free, free.iloc[:0]
+    draws = free[is_draw].copy()
+    draws["protocol"] = "draw"
+    pooled = []
+    for (_, _), g in draws.groupby(["method", "h_label"], sort=False):
+        row = g.iloc[0].copy()
+        for m in METRIC_COLS:
+            means = g[f"{m}_mean"].to_numpy(dtype=float)
+            everything = np.concatenate([v[m] for v in g["_values"]])
+            row.update(pd.Series(_stats(everything, m)))
+            row[f"{m}_mean"] = float(np.mean(means)) if not np.isnan(means).any() else np.nan
+            row[f"{m}_p05"], row[f"{m}_p95"] = (
+                np.percentile(means, [5, 95]) if not np.isnan(means).any() else (np.nan,) * 2
+            )
+            for half in ("a", "b"):
+                row[f"{m}_half_{half}"] = float(g[f"{m}_half_{half}"].mean())
+        for col in ("tp", "cp", "fit_seconds"):
+            row[col] = float(g[col].mean())
+        row["status"] = worst(list(g["status"]))
+        for col in [c for c in g.columns if c.startswith("n_") and c != "n_draws"]:
+            if col in g:
+                row[col] = int(g[col].sum())
+        row["n_draws"] = len(g)
+        row["protocol"] = "label_free"
+        row["pid"] = "draws"
+        row["draw"] = np.nan
+        row["params"] = f"{len(g)} draws"
+        pooled.append(row)
+    out = pd.concat([free[~is_draw], pd.DataFrame(pooled)], ignore_index=True)
+    return out, draws
+
+
+def select_protocols(df: pd.DataFrame, oracle_metric: str = "acc") -> pd.DataFrame:
+    """Rows of the protocols, with a ``protocol`` column and the grid size used.
+
+    * ``oracle`` (label-tuned): per method and h the grid setting with the best mean of
+      the oracle metric **on the even-numbered k-means restarts**; its row reports the
+      **odd-numbered restarts** (``tuning = held_out``; ``in_sample`` only with a single
+      restart), so that the choice does not inflate the reported score. The oracle picks
+      among the settings with a score: a setting over the compute budget (NaN) is picked
+      only when every setting at that ``h`` is (the row then says so).
+    * ``label_free``: each method's default setting; a chance reference's draws pooled
+      (:func:`_pool_draws`: mean and 5-95 % band).
+    * ``draw``: every draw of a chance reference, for its distribution (percentiles,
+      best-of-G draws: :mod:`ufs.bench.paired`)."""
+    col = f"{oracle_metric}_half_a"
     parts = []
     grid = df[df["in_grid"]]
     if not grid.empty:
         key = grid[col].astype(float).fillna(-np.inf)
         idx = key.groupby([grid["method"], grid["h_label"]]).idxmax()
-        best = grid.loc[idx].copy()
+        best = _held_out(grid.loc[idx])
         best["protocol"] = "oracle"
         best["n_settings"] = (
             grid.groupby(["method", "h_label"])[col]
@@ -187,9 +298,11 @@ def select_protocols(df: pd.DataFrame, oracle_metric: str = "acc") -> pd.DataFra
     free = df[df["label_free"]].copy()
     free["protocol"] = "label_free"
     free["n_settings"] = 1
-    parts.append(free)
-    out = pd.concat(parts, ignore_index=True)
-    return out.sort_values(["protocol", "method", "h"]).reset_index(drop=True)
+    free, draws = _pool_draws(free)
+    parts += [free, draws]
+    out = pd.concat([p for p in parts if not p.empty], ignore_index=True)
+    out = out.drop(columns=[c for c in ("_values", "_restart") if c in out])
+    return out.sort_values(["protocol", "method", "h", "pid"]).reset_index(drop=True)
 
 
 def _h_order(labels) -> list[str]:
@@ -201,7 +314,7 @@ def markdown_tables(sel: pd.DataFrame, base: str, oracle_metric: str = "acc") ->
     """ACC and NMI (%, mean ± std over restarts) per method × h for both protocols."""
     lines = [f"## {base}", ""]
     titles = {
-        "oracle": f"label-tuned (oracle): best grid setting per method and h by mean {oracle_metric.upper()} — uses labels, as in the papers",
+        "oracle": f"label-tuned (oracle): best grid setting per method and h by mean {oracle_metric.upper()} on the even k-means restarts, reported on the odd ones — uses labels, as in the papers",
         "label_free": "label-free defaults: each method's documented default parameters — no labels used",
     }
     has_truth = sel["tp"].notna().any()
@@ -223,8 +336,8 @@ def markdown_tables(sel: pd.DataFrame, base: str, oracle_metric: str = "acc") ->
                 + (" | best over h |" if m in ("acc", "nmi") else " |")
             )
             lines.append("|---" * (len(hs) + 1 + (m in ("acc", "nmi"))) + "|")
-            marked = False
-            for method, g in part.groupby("method", sort=True):
+            marked = banded = False
+            for method, g in sorted(part.groupby("method", sort=True), key=_role_order):
                 cells = []
                 g = g.set_index("h_label")
                 status = g["status"] if "status" in g else pd.Series("ok", index=g.index)
@@ -236,6 +349,13 @@ def markdown_tables(sel: pd.DataFrame, base: str, oracle_metric: str = "acc") ->
                     marked |= bool(mark)
                     if status[h] == "budget_exceeded":
                         cells.append(f"budget exceeded {mark}")
+                    elif m in ("acc", "nmi") and _has_band(g, h, m):
+                        banded = True
+                        cells.append(
+                            f"{100 * g.loc[h, f'{m}_mean']:.1f} "
+                            f"[{100 * g.loc[h, f'{m}_p05']:.1f}, "
+                            f"{100 * g.loc[h, f'{m}_p95']:.1f}]{mark}"
+                        )
                     elif m in ("acc", "nmi"):
                         cells.append(
                             f"{100 * g.loc[h, f'{m}_mean']:.1f} ± "
@@ -252,15 +372,51 @@ def markdown_tables(sel: pd.DataFrame, base: str, oracle_metric: str = "acc") ->
                         )
                     else:
                         b = scored.idxmax()
+                        spread = (
+                            f"[{100 * g.loc[b, f'{m}_p05']:.1f}, {100 * g.loc[b, f'{m}_p95']:.1f}]"
+                            if _has_band(g, b, m)
+                            else f"± {100 * g.loc[b, f'{m}_std']:.1f}"
+                        )
                         cells.append(
-                            f"{100 * g.loc[b, f'{m}_mean']:.1f} ± {100 * g.loc[b, f'{m}_std']:.1f}"
+                            f"{100 * g.loc[b, f'{m}_mean']:.1f} {spread}"
                             f"{STATUS_MARK.get(status[b], '')} (h={b})"
                         )
-                lines.append(f"| {method} | " + " | ".join(cells) + " |")
+                lines.append(f"| {_row_name(method, g)} | " + " | ".join(cells) + " |")
             lines.append("")
+            if banded:
+                lines += [f"_{BAND_LEGEND}_", ""]
             if marked:
                 lines += [f"_{STATUS_LEGEND}_", ""]
     return "\n".join(lines)
+
+
+#: the legend of a chance reference's cells
+BAND_LEGEND = (
+    "A reference in italics is not a competitor. A chance reference (random features) "
+    "reads mean [5th, 95th percentile] over its independent draws (evaluation."
+    "reference_draws): the expected score of a random subset and the band of one draw."
+)
+_ROLE_ORDER = {"method": 0, "variant": 1, "reference": 2}
+
+
+def _role_order(item) -> tuple:
+    """Competitors first, then variants, then references; by name within each."""
+    method, g = item
+    role = g["role"].iloc[0] if "role" in g else "method"
+    return (_ROLE_ORDER.get(role, 0), method)
+
+
+def _row_name(method: str, g: pd.DataFrame) -> str:
+    role = g["role"].iloc[0] if "role" in g else "method"
+    if role == "reference":
+        return f"_{method}_ (reference)"
+    if role == "variant":
+        return f"{method} (variant)"
+    return method
+
+
+def _has_band(g: pd.DataFrame, h, m: str) -> bool:
+    return f"{m}_p05" in g and not pd.isna(g.loc[h, f"{m}_p05"])
 
 
 def _save_figure(fig, path: Path, dpi: int) -> Path:
@@ -507,18 +663,21 @@ def write_summary(
     cd_figures: dict[tuple[str, str], str | Path],
     *,
     alpha: float = 0.05,
+    min_h_values: int = 3,
+    include_variants: bool = False,
 ) -> str | None:
     """``summary.md`` (ranks across data sets, solver failures, scores and ranks per data
     set, timing, the per-data-set tables), ``timing.json``, ``fit_status.json`` and the CD
     diagrams ``cd_figures[(protocol, metric)]``. Returns the end-of-run warning, if any."""
     import os
 
-    from . import ranking
+    from . import ranking, references
 
     timing = timing_summary(benchmarks, evaluations)
     write_json(out_timing, timing)
     tables = pd.concat([pd.read_csv(t) for t in tables_csv], ignore_index=True)
-    results = ranking.rank_all(tables, alpha=alpha)
+    choices = {"min_h_values": min_h_values, "include_variants": include_variants}
+    results = ranking.rank_all(tables, alpha=alpha, **choices)
     for r in results:
         ranking.plot_cd(r, cd_figures[(r.protocol, r.metric)])
     counts = failure_counts(fit_records(evaluations))
@@ -530,9 +689,12 @@ def write_summary(
         "",
         "Parameter protocols: **label-tuned (oracle)** picks the best grid setting per method "
         "and h using the labels (what the papers report); **label-free** uses each method's "
-        "documented defaults. Values are mean ± std over k-means restarts.",
+        "documented defaults. Values are mean ± std over k-means restarts (label-tuned: "
+        "the setting is chosen on the even restarts and reported on the odd ones). Only "
+        "competitors are ranked; references and declared variants are shown apart.",
         "",
         ranking.overview_markdown(results, figure_dir=figdir),
+        references.references_markdown(tables, alpha=alpha, **choices),
         failure_markdown(counts),
         ranking.details_markdown(results),
         "## Time",

@@ -33,6 +33,10 @@ __all__ = [
     "Instance",
     "build_plan",
     "REPLICATE_SEP",
+    "CHUNK_SEP",
+    "REFERENCE_DRAWS",
+    "MIN_H_VALUES",
+    "CHUNK_PATTERN",
     "PROTOCOLS",
     "file_entry",
     "dataset_h",
@@ -47,6 +51,12 @@ __all__ = [
 ]
 
 REPLICATE_SEP = "-r"
+#: default number of draws of a chance reference (``evaluation.reference_draws``)
+REFERENCE_DRAWS = 30
+#: between a chunk id's method and its number: ``kmeans_ufs.c000``
+CHUNK_SEP = "."
+#: a chunk id (the workflow's ``chunk`` wildcard)
+CHUNK_PATTERN = r"[A-Za-z0-9_]+[.]c[0-9][0-9][0-9]+"
 #: the evaluation protocols a config may run (key ``protocols``): label-free defaults and
 #: the label-tuned grid ("oracle")
 PROTOCOLS = ("label_free", "oracle")
@@ -270,18 +280,28 @@ class Plan:
         return out
 
     def chunks(self, dataset: str) -> dict[str, list[Task]]:
-        """Tasks batched into jobs of at most ``jobs.tasks_per_job`` (ids ``c000``, ...).
+        """Tasks batched into jobs of at most ``jobs.tasks_per_job``, per method: ids
+        ``<method>.c000``, ``<method>.c001``, ...
 
         A Python job that imports scikit-learn starts in ~1.5 s while most fits take
         milliseconds to seconds, so one job per fit would spend most of its time starting.
+        A chunk holds one method's tasks only, so that its identity does not depend on the
+        other methods of the plan: a slice (``only_methods``), an added method or a method
+        whose number of settings changes leaves every other method's jobs and files as
+        they are (issue 26 #1; numbering over the whole task list made a slice overwrite
+        the full run's chunks).
         """
         if dataset not in self._chunks:  # computed once per dataset, not once per job
-            tasks = self.tasks(dataset)
             n = max(1, self.tasks_per_job)
-            width = max(3, len(str(max(len(tasks) - 1, 0) // n)))  # ids sort as numbers
-            self._chunks[dataset] = {
-                f"c{i // n:0{width}d}": tasks[i : i + n] for i in range(0, len(tasks), n)
-            }
+            by_method: dict[str, list[Task]] = {}
+            for t in self.tasks(dataset):
+                by_method.setdefault(t.method, []).append(t)
+            out: dict[str, list[Task]] = {}
+            for method, tasks in by_method.items():
+                width = max(3, len(str(max(len(tasks) - 1, 0) // n)))  # ids sort as numbers
+                for i in range(0, len(tasks), n):
+                    out[f"{method}{CHUNK_SEP}c{i // n:0{width}d}"] = tasks[i : i + n]
+            self._chunks[dataset] = out
         return self._chunks[dataset]
 
     def n_tasks(self) -> int:
@@ -305,6 +325,11 @@ def _require(cond: bool, key: str, msg: str) -> None:
         raise ConfigError(f"config {key}: {msg}")
 
 
+#: a data set whose h grid has fewer values is flagged and left out of the cross-data-set
+#: ranks by default (issue 24: with one or two values of h a rank is a lottery)
+MIN_H_VALUES = 3
+
+
 def relative_h(spec: dict[str, Any], n_features: int) -> list[int]:
     """The h grid of a relative spec ``{percent: [...], min: a, max: b}``.
 
@@ -312,15 +337,29 @@ def relative_h(spec: dict[str, Any], n_features: int) -> list[int]:
     default 1, ``max`` default none) and to ``p − 1``; equal values once, ascending. E.g.
     ``percent [1, 2, 5, 10, 20]``, ``min 5``, ``max 300``: p = 1024 → 10, 20, 51, 102,
     205; p = 325 → 5, 7, 16, 33, 65; p = 64 → 5, 6, 13.
+
+    Small p: when clipping at ``min`` leaves fewer than :data:`MIN_H_VALUES` values, the
+    lower clip is lowered to 1 (issue 24: ``min 5`` left wine, p = 13, one h and
+    breast_cancer, p = 30, two): p = 30 → 1, 2, 3, 6; p = 13 → 1, 3 (still fewer than
+    three: such a data set is flagged and left out of the ranks by default).
     """
     lo, hi = int(spec.get("min", 1)), spec.get("max")
-    out = set()
-    for pct in spec["percent"]:
-        h = max(lo, math.floor(n_features * float(pct) / 100.0 + 0.5))
-        if hi is not None:
-            h = min(int(hi), h)
-        out.add(min(h, n_features - 1))
-    return sorted(out)
+
+    def grid(lo: int) -> list[int]:
+        out = set()
+        for pct in spec["percent"]:
+            h = max(lo, math.floor(n_features * float(pct) / 100.0 + 0.5))
+            if hi is not None:
+                h = min(int(hi), h)
+            out.add(max(1, min(h, n_features - 1)))
+        return sorted(out)
+
+    hs = grid(lo)
+    if len(hs) < MIN_H_VALUES and lo > 1:
+        relaxed = grid(1)
+        if len(relaxed) > len(hs):
+            return relaxed
+    return hs
 
 
 def resolve_h(spec: Any, n_features: int | None) -> list[int]:
@@ -436,6 +475,8 @@ def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
     seed = int(config.get("seed", 0))
     ev = config.get("evaluation", {}) or {}
     _require(int(ev.get("restarts", 20)) >= 1, "evaluation.restarts", "must be >= 1")
+    draws = int(ev.get("reference_draws", REFERENCE_DRAWS))
+    _require(draws >= 1, "evaluation.reference_draws", "must be >= 1")
     datasets = _only(config, "datasets")
     _require(bool(datasets), "datasets", "at least one dataset is required")
     offline_missing: set[str] = set()
@@ -538,6 +579,17 @@ def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
                 "must be a non-empty list of values",
             )
         settings: dict[str, Setting] = {}
+        if spec.draws:  # a chance reference: its draws, all label-free, none tuned
+            _require(not grid, f"methods.{name}.grid", "a method of random draws has no grid")
+            candidates = [({**defaults, spec.draws: r}, True, False) for r in range(draws)]
+            for params, _, _ in candidates:
+                pid = params_id(params)
+                settings[pid] = Setting(name, pid, params, True, False, spec.kind)
+            # kept under either protocol: the label-tuned view compares each method's
+            # tuning gain with random's "best of G draws" (ufs.bench.paired)
+            plan.settings[name] = list(settings.values())
+            plan.split_h[name] = bool(entry.get("split_h", False))
+            continue
         candidates = [(dict(defaults), True, False)] + [
             ({**defaults, **point}, False, True)
             for point in (expand_grid(grid) if "oracle" in protocols else [])

@@ -359,6 +359,14 @@ def plot_metric_vs_h(sel: pd.DataFrame, base: str, metric: str, path, save: Save
                     "◊ degenerate (round-off or a trivial rule decided it)",
                 )
             )
+        band = f"{metric}_p05"
+        if band in sel and sel[band].notna().any():
+            from matplotlib.patches import Patch
+
+            n_draws = int(sel["n_draws"].max()) if "n_draws" in sel else 0
+            marks.append(
+                (Patch(color="0.5", alpha=0.25, lw=0), f"random: 5-95 % over {n_draws} draws")
+            )
         if "seed" in groups:
             marks.append(
                 (
@@ -370,13 +378,14 @@ def plot_metric_vs_h(sel: pd.DataFrame, base: str, metric: str, path, save: Save
             [h for h, _ in marks] + [Line2D([], [], ls="")],
             [t for _, t in marks] + ["points dodged around each h for legibility"],
             loc="lower center",
-            ncol=len(marks) + 1,
+            ncol=min(len(marks) + 1, 3),
             frameon=False,
             bbox_to_anchor=(0.5, 0.0),
             handlelength=1.2,
         )
         fig.suptitle(f"{base}: {metric.upper()} against h (mean over k-means restarts)")
-        fig.tight_layout(rect=(0, 0.045, 1, 1))
+        rows = -(-(len(marks) + 1) // 3)  # legend rows below the panels
+        fig.tight_layout(rect=(0, 0.025 + 0.025 * rows, 1, 1))
         return save(fig, Path(path), dpi=PAPER_DPI)
 
 
@@ -417,6 +426,17 @@ def _draw_method(
         lw=1.0 if ref else 1.3,
         zorder=z,
     )
+    lo_col, hi_col = f"{metric}_p05", f"{metric}_p95"
+    if lo_col in g and g[lo_col].notna().all():  # a chance reference: its 5-95 % band
+        ax.fill_between(
+            x,
+            g[lo_col].to_numpy(dtype=float),
+            g[hi_col].to_numpy(dtype=float),
+            color=st["color"],
+            alpha=0.15,
+            lw=0,
+            zorder=0,
+        )
     if errorbars:
         ax.errorbar(
             x, mean, yerr=std, fmt="none", ecolor=st["color"], elinewidth=0.8, alpha=0.7, zorder=z

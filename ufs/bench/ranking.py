@@ -19,6 +19,14 @@ Per protocol (``oracle`` = label-tuned, ``label_free`` = documented defaults) an
   average ranks differ by less than ``CD`` are not significantly different. The CD
   diagram joins such groups with a bar.
 
+Who is ranked (issue 24): only the **competitors** (registry role ``method``). The
+references (``all_features``, ``random``, ``max_variance``) are bounds, not candidates:
+they are compared with each method by paired tests (:mod:`ufs.bench.paired`) and never
+enter the omnibus test; declared **variants** (``kmeans_ufs_exact``, ``spcafs_raw``,
+``fsbc_nobal``: role ``variant``) enter only with ``include_variants``. A data set whose h
+grid has fewer than ``min_h_values`` values (default 3) is flagged and left out (its
+rank would be decided by one or two h); both are reported.
+
 Missing scores: the comparison needs every method on every data set.
 
 * A method whose fits on a data set exceeded the compute budget (status
@@ -88,6 +96,10 @@ class RankResult:
     # method → data sets where its fits exceeded the compute budget: ranked last there
     budget_ranked_last: dict[str, list[str]] = field(default_factory=dict)
     note: str = ""  # why the test is not applicable, if it is not
+    #: methods left out of the omnibus test → their role (references, variants)
+    excluded: dict[str, str] = field(default_factory=dict)
+    #: data sets left out because their h grid is thin → its number of h values
+    thin_datasets: dict[str, int] = field(default_factory=dict)
 
     @property
     def k(self) -> int:
@@ -216,6 +228,44 @@ def _complete_cases(scores: pd.DataFrame, ranked_last: pd.DataFrame | None = Non
     return scores.loc[:, keep_cols], {}, dropped
 
 
+def method_roles(tables: pd.DataFrame) -> pd.Series:
+    """method → role (``method``, ``variant``, ``reference``): the tables' ``role`` column,
+    else the registry's; a method the registry does not know is a competitor."""
+    from ..registry import get_method
+
+    roles = {}
+    if "role" in tables:
+        roles = tables.dropna(subset=["role"]).groupby("method")["role"].first().to_dict()
+    for m in tables["method"].unique():
+        if m not in roles:
+            try:
+                roles[m] = get_method(m).role
+            except ValueError:
+                roles[m] = "method"
+    return pd.Series(roles, dtype=object)
+
+
+def h_counts(tables: pd.DataFrame) -> pd.Series:
+    """data set → number of distinct values of h in its tables (``all`` not counted)."""
+    numeric = tables[tables["h_label"].astype(str) != "all"]
+    counts = numeric.groupby("dataset")["h_label"].nunique()
+    return counts.reindex(tables["dataset"].unique(), fill_value=0)
+
+
+def competitors(
+    tables: pd.DataFrame, *, include_variants: bool = False, min_h_values: int = 3
+) -> tuple[pd.DataFrame, dict[str, str], dict[str, int]]:
+    """(the rows of the compared methods on the compared data sets, excluded methods →
+    role, thin data sets → number of h values)."""
+    roles = method_roles(tables)
+    keep = {"method", "variant"} if include_variants else {"method"}
+    excluded = {m: r for m, r in roles.items() if r not in keep}
+    counts = h_counts(tables)
+    thin = {d: int(c) for d, c in counts.items() if c < min_h_values}
+    rows = tables[~tables["method"].isin(list(excluded)) & ~tables["dataset"].isin(list(thin))]
+    return rows, dict(sorted(excluded.items())), thin
+
+
 def rank_methods(
     tables: pd.DataFrame,
     protocol: str,
@@ -223,8 +273,15 @@ def rank_methods(
     *,
     alpha: float = 0.05,
     h_aggregate: str = "mean",
+    include_variants: bool = False,
+    min_h_values: int = 3,
 ) -> RankResult:
-    """Average ranks, Friedman test and Nemenyi CD of one protocol and metric."""
+    """Average ranks, Friedman test and Nemenyi CD of one protocol and metric, over the
+    competitors (:func:`competitors`) on the data sets with at least ``min_h_values``
+    values of h."""
+    tables, excluded, thin = competitors(
+        tables, include_variants=include_variants, min_h_values=min_h_values
+    )
     raw, status = dataset_scores(tables, protocol, metric, h_aggregate)
     last = _ranked_last(raw, status)
     scores, dropped_d, dropped_m = _complete_cases(raw, last)
@@ -249,6 +306,8 @@ def rank_methods(
             dropped_methods=dropped_m,
             budget_ranked_last=budget_last,
             note="no method has a score under this protocol",
+            excluded=excluded,
+            thin_datasets=thin,
         )
     ranks = rank_table(scores)
     avg = ranks.mean(axis=0).sort_values(kind="stable")
@@ -263,6 +322,8 @@ def rank_methods(
         dropped_datasets=dropped_d,
         dropped_methods=dropped_m,
         budget_ranked_last=budget_last,
+        excluded=excluded,
+        thin_datasets=thin,
     )
     if k < 3 or n < 2:
         res.note = (
@@ -277,11 +338,24 @@ def rank_methods(
 
 
 def rank_all(
-    tables: pd.DataFrame, *, alpha: float = 0.05, h_aggregate: str = "mean"
+    tables: pd.DataFrame,
+    *,
+    alpha: float = 0.05,
+    h_aggregate: str = "mean",
+    include_variants: bool = False,
+    min_h_values: int = 3,
 ) -> list[RankResult]:
     """:func:`rank_methods` for every protocol × metric (ACC, NMI)."""
     return [
-        rank_methods(tables, p, m, alpha=alpha, h_aggregate=h_aggregate)
+        rank_methods(
+            tables,
+            p,
+            m,
+            alpha=alpha,
+            h_aggregate=h_aggregate,
+            include_variants=include_variants,
+            min_h_values=min_h_values,
+        )
         for p in PROTOCOLS
         for m in METRICS
     ]
@@ -390,6 +464,26 @@ def rank_notes(
     does not apply, dropped data sets and methods, methods over the budget (formatted by
     ``budget_lines(what, ranked_last, name)``). ``name`` formats a method name."""
     lines = []
+    first = next(iter(results), None)
+    if first is not None and first.excluded:
+        by_role: dict[str, list[str]] = {}
+        for m, role in first.excluded.items():
+            by_role.setdefault(role, []).append(name(m))
+        lines.append(
+            "- Not ranked (not competitors): "
+            + "; ".join(f"{role}s {', '.join(ms)}" for role, ms in sorted(by_role.items()))
+            + ". References are compared with each method by paired tests instead; "
+            "variants enter the ranks only when asked for (`include_variants`)."
+        )
+    if first is not None and first.thin_datasets:
+        lines.append(
+            "- Flagged and not ranked: "
+            + ", ".join(
+                f"{d} ({c} value{'s' if c != 1 else ''} of h)"
+                for d, c in first.thin_datasets.items()
+            )
+            + " — fewer than 3 values of h make a data set's rank a lottery."
+        )
     for r in results:
         what = f"{titles[r.protocol]} {r.metric.upper()}"
         if r.note:

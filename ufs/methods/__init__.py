@@ -57,9 +57,12 @@ _DECADES_3 = [1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3]
 _DECADES_6 = [10.0**e for e in range(-6, 7)]
 
 # -- references (no paper) ---------------------------------------------------------------
-register("all_features", AllFeatures, reference="All features (no selection)")
-register("random", RandomFeatures, reference="Uniformly random features")
-register("max_variance", MaxVariance, reference="Largest raw variance")
+register("all_features", AllFeatures, reference="All features (no selection)", role="reference")
+# a distribution, not one draw: evaluation.reference_draws seeded draws (issue 24)
+register(
+    "random", RandomFeatures, reference="Uniformly random features", role="reference", draws="draw"
+)
+register("max_variance", MaxVariance, reference="Largest raw variance", role="reference")
 
 # -- the five seed papers ----------------------------------------------------------------
 register(
@@ -73,6 +76,8 @@ register(
     "kmeans_ufs_exact",
     KMeansUFS,
     fixed={"solver": "exact"},
+    role="variant",
+    variant_of="kmeans_ufs",
     reference="Global optimum of K-means UFS model (8) (see KMeansUFS docstring)",
 )
 register(
@@ -109,6 +114,8 @@ register(
     # the other reading of the paper's "normalized data" (§5.2): S_t = XᵀHX of the data as
     # given, centred only (Eq. 18); see the SPCAFS docstring and docs/methods.md
     fixed={"input_space": "raw"},
+    role="variant",
+    variant_of="spcafs",
     reference="SPCAFS on the data as given, centred only (Li et al. TPAMI 2021, Eq. 18)",
 )
 register(
@@ -124,6 +131,8 @@ register(
     grid={"tau": _DECADES_3},
     defaults={"tau": 1.0},
     fixed={"lambda_scale": 0.0},
+    role="variant",
+    variant_of="fsbc",
     reference="FSBC without the balance term (λ = 0), Zhou et al. 2020 §4.2",
 )
 

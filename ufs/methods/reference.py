@@ -29,17 +29,35 @@ class AllFeatures(UFSSelector):
 
 
 class RandomFeatures(UFSSelector):
-    """A uniformly random ranking drawn from ``random_state`` (a chance-level baseline)."""
+    """A uniformly random ranking: a chance-level reference.
+
+    One fit is one draw. A benchmark reports the *distribution* of ``R`` independent draws
+    (``draw = 0 .. R-1``, config key ``evaluation.reference_draws``), not one lucky draw
+    (issue 24). With an integer ``random_state`` the draw is seeded by the pair
+    ``(random_state, draw)`` (:class:`numpy.random.SeedSequence`), so that draws are
+    independent and reproducible; with a ``RandomState``/``Generator`` instance the
+    permutation is taken from it and ``draw`` is ignored; ``None`` is unseeded.
+    """
 
     kind = "ranking"
     requires_n_clusters = False
 
-    def __init__(self, n_features_to_select: int = 10, random_state=None):
+    def __init__(self, n_features_to_select: int = 10, random_state=None, draw: int = 0):
         self.n_features_to_select = n_features_to_select
         self.random_state = random_state
+        self.draw = draw
 
     def _fit(self, X: np.ndarray) -> Selection:
-        rng = check_random_state(self.random_state)
+        draw = int(self.draw)
+        if draw < 0:
+            raise ValueError(f"draw must be >= 0; got {self.draw}")
+        seed = self.random_state
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            rng = np.random.default_rng(np.random.SeedSequence([int(seed), draw]))
+        elif seed is None:
+            rng = np.random.default_rng()
+        else:
+            rng = check_random_state(seed)
         return Selection(order=rng.permutation(X.shape[1]))
 
 

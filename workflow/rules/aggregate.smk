@@ -30,6 +30,7 @@ rule aggregate_dataset:
         ),
     params:
         oracle_metric=ORACLE_METRIC,
+        code=AGGREGATE_CODE,
     log:
         f"{OUT}/logs/aggregate/{{base}}.log",
     benchmark:
@@ -75,6 +76,9 @@ rule summary:
             category="Across data sets",
             labels={"protocol": "label-free defaults", "figure": "CD diagram, NMI"},
         ),
+    params:
+        code=AGGREGATE_CODE,
+        min_h_values=MIN_H_VALUES,
     log:
         f"{OUT}/logs/summary.log",
     resources:

@@ -4,9 +4,9 @@ import re
 
 import ufs.bench.tracking
 from snakemake.exceptions import WorkflowError
-from ufs.bench.config import ConfigError, build_plan
+from ufs.bench.config import CHUNK_PATTERN, ConfigError, build_plan
 from ufs.datasets.mirror import sha256_file
-from ufs.registry import package_hash, source_hash
+from ufs.registry import closure_hash, package_hash, source_hash
 
 try:
     PLAN = build_plan(config, warn=False)
@@ -36,7 +36,13 @@ GRAPHS = {s.graph_id: s.graph for _, s in PLAN.jobs() if s.graph_id}
 
 # Re-run triggers: Snakemake does not track imported modules, so the code version of
 # the method (its module plus the shared core) and of the evaluation is a rule param.
-EVAL_CODE = package_hash("evaluation.py", "metrics.py", "bench/steps.py")
+# Each is the transitive closure of the step's modules (a change in an imported module,
+# e.g. the fit-status rule, re-runs the step), the methods' own modules left out.
+EVAL_CODE = closure_hash("evaluation.py", "metrics.py", "bench/steps.py")
+# the tables, figures and the summary (ranks, paired tests: aggregate.py imports them)
+AGGREGATE_CODE = closure_hash("bench/aggregate.py")
+# the summary's choices: data sets with fewer values of h are flagged and not ranked
+MIN_H_VALUES = int(EVAL.get("min_h_values", 3))
 # the kNN graph: ufs.graph.knn_graph on the method's input matrix (ufs.preprocessing)
 GRAPH_CODE = package_hash("graph.py", "preprocessing.py", "validation.py")
 
@@ -71,7 +77,7 @@ def file_version(dataset):
 wildcard_constraints:
     dataset="|".join(re.escape(d) for d in PLAN.instances),
     base=r"[A-Za-z0-9_.]+",
-    chunk=r"c\d\d\d+",  # c000 ...: ufs.bench.config.Plan.chunks
+    chunk=CHUNK_PATTERN,  # <method>.c000 ...: ufs.bench.config.Plan.chunks
     gid=r"[0-9a-f]{10}",
 
 

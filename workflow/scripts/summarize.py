@@ -22,6 +22,7 @@ warning = write_summary(
         for protocol in ("oracle", "label_free")
         for metric in ("acc", "nmi")
     },
+    min_h_values=int(sm.params.min_h_values),
 )
 if warning:  # to the job's log; the Snakefile's onsuccess handler repeats it at the end
     print(warning, file=sys.stderr)

@@ -1,0 +1,352 @@
+"""Issue 24: references as distributions, competitors-only ranks, paired statistics,
+held-out label-tuning and thin h grids (ufs.bench.paired, ufs.bench.references)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ufs.bench import aggregate, paired, ranking, references
+from ufs.bench.config import build_plan
+from ufs.methods import RandomFeatures
+from ufs.registry import get_method, methods_with_role, register
+
+METRICS = ("acc", "nmi", "ari", "ne")
+
+
+# -- fake evaluation files ---------------------------------------------------------------
+
+
+def _record(method, pid, params, hs, per_restart, *, label_free=True, in_grid=False, kind=None):
+    """One evaluation record; ``per_restart(h) -> list of ACC values`` (NMI = ACC / 2)."""
+    rows = []
+    for h in hs:
+        acc = list(per_restart(h))
+        rows.append(
+            {
+                "h": h,
+                "h_label": str(h),
+                "per_restart": {
+                    "acc": acc,
+                    "nmi": [a / 2 for a in acc],
+                    "ari": acc,
+                    "ne": acc,
+                },
+                "fit_seconds": 0.01,
+                "fit_info": {},
+                "fit_status": "ok",
+            }
+        )
+    return {
+        "dataset": "toy",
+        "dataset_base": "toy",
+        "method": method,
+        "pid": pid,
+        "kind": kind or get_method(method).kind,
+        "params": params,
+        "label_free": label_free,
+        "in_grid": in_grid,
+        "restarts": len(rows[0]["per_restart"]["acc"]),
+        "kmeans_seconds": 0.0,
+        "fit_seconds_total": 0.0,
+        "results": rows,
+    }
+
+
+def _write(tmp_path, records, name="toy.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps({"dataset": "toy", "evaluations": records}))
+    return path
+
+
+def _random_records(n_draws=12, hs=(5, 10, 20), restarts=4, seed=0):
+    rng = np.random.default_rng(seed)
+    recs = []
+    for r in range(n_draws):
+        values = {h: rng.uniform(0.2, 0.6, size=restarts) for h in hs}
+        recs.append(_record("random", f"r{r}", {"draw": r}, hs, values.__getitem__))
+    return recs
+
+
+# -- random as a distribution ------------------------------------------------------------
+
+
+def test_random_reported_mean_is_the_mean_of_its_draws(tmp_path):
+    recs = _random_records()
+    sel = aggregate.select_protocols(aggregate.collect([_write(tmp_path, recs)], "toy"))
+    pooled = sel[(sel["protocol"] == "label_free") & (sel["method"] == "random")]
+    draws = sel[(sel["protocol"] == "draw") & (sel["method"] == "random")]
+    assert len(pooled) == 3 and len(draws) == 12 * 3
+    for _, row in pooled.iterrows():
+        i = recs[0]["results"].index(
+            next(r for r in recs[0]["results"] if r["h_label"] == row["h_label"])
+        )
+        means = [np.mean(rec["results"][i]["per_restart"]["acc"]) for rec in recs]
+        assert row["acc_mean"] == pytest.approx(np.mean(means))
+        assert row["acc_p05"] == pytest.approx(np.percentile(means, 5))
+        assert row["acc_p95"] == pytest.approx(np.percentile(means, 95))
+        assert row["n_draws"] == 12
+        everything = np.concatenate([rec["results"][i]["per_restart"]["acc"] for rec in recs])
+        assert row["acc_std"] == pytest.approx(everything.std(ddof=1))
+    md = aggregate.markdown_tables(sel, "toy")
+    assert "_random_ (reference)" in md and aggregate.BAND_LEGEND in md
+
+
+def test_random_draws_are_independent_and_reproducible():
+    X = np.random.default_rng(0).normal(size=(20, 50))
+    a = RandomFeatures(5, random_state=3, draw=0).fit(X).ranking_
+    b = RandomFeatures(5, random_state=3, draw=1).fit(X).ranking_
+    assert not np.array_equal(a, b)
+    assert np.array_equal(a, RandomFeatures(5, random_state=3, draw=0).fit(X).ranking_)
+    with pytest.raises(ValueError, match="draw"):
+        RandomFeatures(5, random_state=0, draw=-1).fit(X)
+
+
+def test_plan_fits_reference_draws_of_random_and_never_tunes_them():
+    cfg = {
+        "datasets": {"wine": {"h": [2, 4, 6]}},
+        "methods": {"random": {}, "udfs": {}},
+        "evaluation": {"reference_draws": 7},
+    }
+    plan = build_plan(cfg)
+    draws = plan.settings["random"]
+    assert sorted(s.params["draw"] for s in draws) == list(range(7))
+    assert all(s.label_free and not s.in_grid for s in draws)
+    assert len({s.pid for s in draws}) == 7
+    tuned = build_plan({**cfg, "protocols": ["oracle"]})
+    assert len(tuned.settings["random"]) == 7  # kept: the best-of-G reference needs them
+
+
+# -- roles: who is ranked ----------------------------------------------------------------
+
+
+def test_registry_roles():
+    assert methods_with_role("reference") == ["all_features", "max_variance", "random"]
+    assert {"kmeans_ufs_exact", "spcafs_raw", "fsbc_nobal"} <= set(methods_with_role("variant"))
+    assert get_method("fsbc_nobal").variant_of == "fsbc"
+    assert get_method("random").draws == "draw"
+    with pytest.raises(ValueError, match="variant_of"):
+        register("x_variant_without_parent", RandomFeatures, role="variant")
+    with pytest.raises(ValueError, match="role"):
+        register("x_bad_role", RandomFeatures, role="baseline")
+
+
+def _tables(scores: dict[str, dict[str, float]], hs=("5", "10", "20"), protocol="label_free"):
+    rows = [
+        {
+            "dataset": d,
+            "protocol": protocol,
+            "method": m,
+            "h_label": h,
+            "h": int(h),
+            "acc_mean": v,
+            "nmi_mean": v,
+            "status": "ok",
+        }
+        for d, per in scores.items()
+        for m, v in per.items()
+        for h in hs
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_references_and_variants_never_enter_the_omnibus_test():
+    rng = np.random.default_rng(1)
+    names = ["kmeans_ufs", "mcfs", "udfs", "all_features", "random", "max_variance", "fsbc_nobal"]
+    scores = {f"d{i}": {m: float(rng.uniform()) for m in names} for i in range(6)}
+    t = _tables(scores)
+    r = ranking.rank_methods(t, "label_free", "acc")
+    assert set(r.avg_rank.index) == {"kmeans_ufs", "mcfs", "udfs"} and r.k == 3
+    assert r.excluded == {
+        "all_features": "reference",
+        "fsbc_nobal": "variant",
+        "max_variance": "reference",
+        "random": "reference",
+    }
+    with_variants = ranking.rank_methods(t, "label_free", "acc", include_variants=True)
+    assert set(with_variants.avg_rank.index) == {"kmeans_ufs", "mcfs", "udfs", "fsbc_nobal"}
+    # the Friedman statistic is the competitors' alone
+    only = ranking.rank_methods(
+        t[t["method"].isin(["kmeans_ufs", "mcfs", "udfs"])], "label_free", "acc"
+    )
+    assert r.statistic == pytest.approx(only.statistic)
+
+
+def test_dataset_with_two_values_of_h_is_flagged_and_not_ranked():
+    rng = np.random.default_rng(2)
+    scores = {f"d{i}": {m: float(rng.uniform()) for m in "abc"} for i in range(4)}
+    t = pd.concat(
+        [_tables(scores), _tables({"thin": {"a": 0.9, "b": 0.1, "c": 0.5}}, hs=("1", "3"))]
+    )
+    r = ranking.rank_methods(t, "label_free", "acc")
+    assert r.thin_datasets == {"thin": 2}
+    assert "thin" not in r.scores.index and r.n == 4
+    assert "thin (2 values of h)" in ranking.overview_markdown([r])
+    loose = ranking.rank_methods(t, "label_free", "acc", min_h_values=2)
+    assert "thin" in loose.scores.index and not loose.thin_datasets
+
+
+# -- held-out label tuning ---------------------------------------------------------------
+
+
+def test_label_tuned_scores_come_from_restarts_not_used_to_choose(tmp_path):
+    hs = (5, 10, 20)
+    # setting "lucky" is best on the even restarts, poor on the odd ones; "steady" is not
+    lucky = _record(
+        "udfs", "lucky", {"gamma": 1.0}, hs, lambda h: [0.9, 0.1, 0.9, 0.1], in_grid=True
+    )
+    steady = _record(
+        "udfs", "steady", {"gamma": 2.0}, hs, lambda h: [0.5, 0.6, 0.5, 0.6], in_grid=True
+    )
+    sel = aggregate.select_protocols(aggregate.collect([_write(tmp_path, [lucky, steady])], "toy"))
+    tuned = sel[sel["protocol"] == "oracle"]
+    assert (tuned["pid"] == "lucky").all()  # chosen on restarts 0 and 2
+    assert tuned["acc_mean"].tolist() == pytest.approx([0.1] * 3)  # reported on 1 and 3
+    assert tuned["acc_std"].tolist() == pytest.approx([0.0] * 3)
+    assert (tuned["tuning"] == "held_out").all()
+    assert tuned["acc_half_a"].tolist() == pytest.approx([0.9] * 3)
+    # exhaustively: the reported score never depends on the choosing restarts
+    for even in itertools.product([0.0, 1.0], repeat=2):
+        rec = _record(
+            "udfs", "x", {"gamma": 3.0}, hs, lambda h: [even[0], 0.3, even[1], 0.4], in_grid=True
+        )
+        s2 = aggregate.select_protocols(aggregate.collect([_write(tmp_path, [rec])], "toy"))
+        assert s2.loc[s2["protocol"] == "oracle", "acc_mean"].tolist() == pytest.approx([0.35] * 3)
+
+
+# -- paired statistics -------------------------------------------------------------------
+
+
+def test_holm_matches_a_hand_computed_case():
+    # sorted 0.005, 0.01, 0.03, 0.04 -> 4 x 0.005 = 0.02, 3 x 0.01 = 0.03, 2 x 0.03 = 0.06,
+    # max(0.06, 1 x 0.04) = 0.06
+    adj = paired.holm([0.01, 0.04, 0.03, 0.005])
+    assert adj.tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert np.isnan(paired.holm([0.5, np.nan, 0.6])[1])
+    assert paired.holm([0.5, np.nan, 0.6])[[0, 2]].tolist() == pytest.approx([1.0, 1.0])
+    assert paired.holm([0.9, 0.8]).max() <= 1.0
+
+
+def test_holm_corrected_wilcoxon_equals_the_hand_computed_p_values():
+    from scipy import stats
+
+    idx = [f"d{i}" for i in range(8)]
+    ref = pd.Series(0.5, index=idx)
+    better = pd.Series(0.5 + np.arange(1, 9) / 100, index=idx)  # wins on all 8
+    mixed = pd.Series(0.5 + np.array([3, -1, 2, -4, 5, 1, -2, 6]) / 100, index=idx)
+    res = paired.compare_to_reference(
+        pd.DataFrame({"better": better, "mixed": mixed}), ref, bayes=False
+    )
+    p_b = stats.wilcoxon((better - ref).to_numpy()).pvalue
+    p_m = stats.wilcoxon((mixed - ref).to_numpy()).pvalue
+    assert p_b == pytest.approx(2 / 2**8)  # every difference of one sign: the exact minimum
+    lo, hi = sorted([p_b, p_m])
+    expected = {"better": min(1, 2 * p_b), "mixed": max(min(1, 2 * lo), hi)}
+    assert res.loc["better", "p_holm"] == pytest.approx(expected["better"])
+    assert res.loc["mixed", "p_holm"] == pytest.approx(expected["mixed"])
+    assert res.loc["better", "wins"] == 8 and res.loc["better", "direction"] == "better"
+    assert res.loc["mixed", "direction"] == "no difference shown"
+    assert res.loc["better", "median_diff"] == pytest.approx(0.045)
+    assert res.loc["better", "ci_low"] <= 0.045 <= res.loc["better", "ci_high"]
+
+
+def test_signed_rank_of_all_ties_is_not_significant():
+    assert paired.signed_rank([0.0, 0.0, 0.0]) == (pytest.approx(math.nan, nan_ok=True), 1.0)
+
+
+def test_bootstrap_interval_is_seeded_and_brackets_the_median():
+    d = np.random.default_rng(0).normal(0.02, 0.05, size=15)
+    a = paired.bootstrap_median_ci(d)
+    assert a == paired.bootstrap_median_ci(d)
+    assert a[0] <= np.median(d) <= a[1]
+    assert paired.bootstrap_median_ci([0.1]) == (
+        pytest.approx(math.nan, nan_ok=True),
+        pytest.approx(math.nan, nan_ok=True),
+    )
+
+
+def test_bayesian_signed_rank_when_baycomp_is_installed():
+    pytest.importorskip("baycomp", reason="baycomp is optional (pip install ufs-bench[stats])")
+    x = np.linspace(0.5, 0.9, 12)
+    better = paired.bayes_signed_rank(x + 0.05, x)
+    same = paired.bayes_signed_rank(x + 0.001 * np.sin(np.arange(12)), x)
+    assert better[0] > 0.95 and same[1] > 0.95
+    assert sum(better) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("g", [1, 2, 3, 5, 6])
+def test_best_of_g_equals_brute_force_over_every_subset(g):
+    rng = np.random.default_rng(g)
+    a, b = rng.uniform(size=6), rng.uniform(size=6)
+    a[2] = a[4]  # a tie in the choosing half: the conservative (lower) report wins it
+    subsets = list(itertools.combinations(range(6), g))
+    chosen = [max(s, key=lambda i: (a[i], -b[i])) for s in subsets]
+    assert paired.best_of_g(a, b, g) == pytest.approx(np.mean([b[i] for i in chosen]))
+    assert paired.best_of_g(a, b, 99) == pytest.approx(paired.best_of_g(a, b, 6))
+
+
+def test_random_percentile_counts_draws_below_and_half_the_ties():
+    draws = pd.DataFrame([[0.1, 0.2, 0.3, 0.4]], index=["d"])
+    scores = pd.DataFrame({"m": [0.3], "top": [0.9], "low": [0.0]}, index=["d"])
+    pct = paired.random_percentiles(scores, draws)
+    assert pct.loc["d"].tolist() == [62.5, 100.0, 0.0]
+
+
+def test_detectable_states_what_n_data_sets_can_show():
+    small = paired.detectable(4, 3)
+    assert small.min_p == pytest.approx(0.25) and not small.wilcoxon_can_reject
+    assert "no paired test here can reach significance" in small.sentence()
+    big = paired.detectable(20, 18)
+    assert big.min_p == pytest.approx(2 / 2**18) and big.wilcoxon_can_reject
+    assert big.cd == pytest.approx(ranking.nemenyi_cd(20, 18))
+
+
+def test_references_section_uses_expected_random_not_one_draw(tmp_path):
+    # a competitor at exactly the expected random score on every data set: never "better"
+    rows = []
+    rng = np.random.default_rng(5)
+    for d in range(8):
+        draws = rng.uniform(0.3, 0.5, size=30)
+        for h in ("5", "10", "20"):
+            for r, v in enumerate(draws):
+                rows.append(_row(f"d{d}", "random", "draw", h, v, pid=f"r{r}", draw=r))
+            rows.append(_row(f"d{d}", "random", "label_free", h, draws.mean()))
+            rows.append(_row(f"d{d}", "mcfs", "label_free", h, draws.mean() + 0.1))
+            rows.append(_row(f"d{d}", "udfs", "label_free", h, draws.max() + 1e-9))
+            rows.append(_row(f"d{d}", "kmeans_ufs", "label_free", h, float(draws.mean())))
+            rows.append(_row(f"d{d}", "all_features", "label_free", h, 0.6))
+    t = pd.DataFrame(rows)
+    res = references.reference_tests(t, "label_free", "acc", bayes=False)
+    assert res.loc["mcfs", "rand_direction"] == "better"
+    assert res.loc["kmeans_ufs", "rand_ties"] == 8
+    assert res.loc["kmeans_ufs", "rand_direction"] == "no difference shown"
+    assert res.loc["udfs", "percentile"] == 100.0 and res.loc["mcfs", "all_direction"] == "worse"
+    assert res.loc["mcfs", "n_draws"] == 30
+    view = references.per_h_view(t, "acc")
+    assert view.loc["mcfs", "wins"] == 24 and view.loc["mcfs", "losses"] == 0
+    md = references.references_markdown(t)
+    assert "## Against the references" in md and "no difference shown" in md
+
+
+def _row(d, method, protocol, h, v, *, pid="p", draw=np.nan):
+    return {
+        "dataset": d,
+        "protocol": protocol,
+        "method": method,
+        "pid": pid,
+        "h_label": h,
+        "h": int(h),
+        "acc_mean": v,
+        "nmi_mean": v,
+        "acc_half_a": v,
+        "acc_half_b": v,
+        "nmi_half_a": v,
+        "nmi_half_b": v,
+        "status": "ok",
+        "draw": draw,
+    }
