@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ufs.bench import aggregate
+from ufs.bench import aggregate, ranking
 from ufs.bench.benchmark_report import benchmark_report, label_gap, load_run
 from ufs.cli import main
 
@@ -372,3 +372,34 @@ def test_tables_have_the_aggregate_columns(full):
     t = pd.read_csv(full["results"] / "tables" / "d2.csv")
     for col in ("protocol", "status", "n_not_converged", "n_diverged", "n_settings"):
         assert col in t
+
+
+def test_the_report_opens_with_what_the_tests_support(full):
+    section = _section(full["text"], "What the tests support")
+    assert "Friedman test over the" in section and "smallest two-sided Wilcoxon" in section
+    assert "out-rank" not in full["text"]  # never claimed without a test
+    assert "## Against the references" in full["text"]
+
+
+def test_significant_pairs_only_when_the_ranks_differ_by_the_cd():
+    from ufs.bench.benchmark_report import significant_pairs
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(12):
+        for m, base in (("top", 0.9), ("mid", 0.5), ("low", 0.1)):
+            for h in ("5", "10", "20"):
+                v = base + rng.uniform(-0.01, 0.01)
+                rows.append(
+                    {"dataset": f"d{i}", "protocol": "label_free", "method": m, "h_label": h}
+                    | {"acc_mean": v, "nmi_mean": v, "status": "ok"}
+                )
+    r = ranking.rank_methods(pd.DataFrame(rows), "label_free", "acc")
+    pairs = significant_pairs(r)
+    assert ("top", "low", 2.0) in [(a, b, round(g, 6)) for a, b, g in pairs]
+    assert all(g >= r.cd for _, _, g in pairs)
+    # the same methods, equal up to noise: Friedman does not reject, no pair is ordered
+    flat = pd.DataFrame(rows)
+    flat["acc_mean"] = 0.5 + (flat["acc_mean"] - flat["acc_mean"].round(1))
+    null = ranking.rank_methods(flat, "label_free", "acc")
+    assert null.pvalue >= 0.05 and significant_pairs(null) == []

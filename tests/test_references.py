@@ -213,7 +213,7 @@ def test_label_tuned_scores_come_from_restarts_not_used_to_choose(tmp_path):
     # exhaustively: the reported score never depends on the choosing restarts
     for even in itertools.product([0.0, 1.0], repeat=2):
         rec = _record(
-            "udfs", "x", {"gamma": 3.0}, hs, lambda h: [even[0], 0.3, even[1], 0.4], in_grid=True
+            "udfs", "x", {"gamma": 3.0}, hs, lambda h, e=even: [e[0], 0.3, e[1], 0.4], in_grid=True
         )
         s2 = aggregate.select_protocols(aggregate.collect([_write(tmp_path, [rec])], "toy"))
         assert s2.loc[s2["protocol"] == "oracle", "acc_mean"].tolist() == pytest.approx([0.35] * 3)
@@ -350,3 +350,44 @@ def _row(d, method, protocol, h, v, *, pid="p", draw=np.nan):
         "status": "ok",
         "draw": draw,
     }
+
+
+# -- input scaling as a factor -----------------------------------------------------------
+
+
+def test_input_space_override_reaches_the_estimator_and_the_graph():
+    from ufs.registry import make_estimator
+
+    assert make_estimator("kmeans_ufs", {"input_space": "raw"}).input_space == "raw"
+    assert make_estimator("spcafs", {"input_space": "unit_range"}).input_space == "unit_range"
+    with pytest.raises(ValueError, match="input_space"):
+        make_estimator("kmeans_ufs", {"input_space": "zscore"})
+    plan = build_plan(
+        {
+            "datasets": {"wine": {"h": [2, 4, 6]}},
+            "methods": {"laplacian_score": {"defaults": {"input_space": "unit_range"}}},
+        }
+    )
+    (s,) = plan.settings["laplacian_score"]
+    assert s.graph["input_space"] == "unit_range"  # the kNN graph of the matrix it receives
+
+
+def test_scaling_markdown_reports_ranks_per_input_space():
+    from ufs.bench.input_scaling import scaling_markdown
+
+    rows = []
+    # "a" is best on z-scored data, worst on raw; "b" the reverse; "c" in between
+    table = {"standardized": {"a": 0.9, "b": 0.5, "c": 0.7}, "raw": {"a": 0.4, "b": 0.8, "c": 0.6}}
+    for d in ("d1", "d2"):
+        for space, per in table.items():
+            for m, v in per.items():
+                src = "own" if space == "standardized" else "raw"
+                for h in ("5", "10", "20"):
+                    rows.append(
+                        {"dataset": d, "protocol": "label_free", "method": m, "h_label": h}
+                        | {"acc_mean": v, "input_space": space, "source": src}
+                    )
+    md = scaling_markdown(pd.DataFrame(rows))
+    assert "| `a` | z-scored | 90.0 / 1.00 | 40.0 / 3.00 | 1.00 |" in md
+    assert "| `b` | z-scored | 50.0 / 3.00 | 80.0 / 1.00 | 3.00 |" in md
+    assert "z-scored: τ = 1.00" in md and "raw: τ = -1.00, largest move 2.00 ranks" in md

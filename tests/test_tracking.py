@@ -87,6 +87,9 @@ def test_log_once_and_remove_an_orphan_with_a_logged_key(tmp_path, pristine):
     uri = _store(pristine, tmp_path)
     tracking.init_experiment(uri, "e", tmp_path / "art", tmp_path / "init.json")
     ev = _evaluation(tmp_path / "c000.json")
+    doc = json.loads(ev.read_text())
+    doc["evaluations"][0]["params"] = {}  # kmeans_ufs has no parameter gamma
+    ev.write_text(json.dumps(doc))
     kw = {"dataset": "toy", "output_dir": tmp_path, "data_sha256": "d1"}
     assert tracking.log_evaluations(uri, "e", [ev], tmp_path / "r.json", **kw)["logged"] == 2
     runs = _active(uri, "e")
@@ -96,6 +99,11 @@ def test_log_once_and_remove_an_orphan_with_a_logged_key(tmp_path, pristine):
         ("2", "ok"),
         ("4", "degenerate"),
     }
+    # the role and the input space are tags too (issue 24: input scaling is a factor)
+    assert {(r.data.tags["role"], r.data.tags["input_space"]) for r in runs} == {
+        ("method", "standardized")
+    }
+    assert not any("draw" in r.data.tags for r in runs)
     # what a create_run retried after a lost reply leaves: a second, unfinished run
     from mlflow.tracking import MlflowClient
 

@@ -231,7 +231,14 @@ def _benchmark_report(args: argparse.Namespace) -> int:
         return 2
     try:
         text = benchmark_report(
-            args.results, args.config, args.out, img_dir=args.img_dir, note=args.note
+            args.results,
+            args.config,
+            args.out,
+            img_dir=args.img_dir,
+            note=args.note,
+            include_variants=args.include_variants,
+            min_h_values=args.min_h_values,
+            input_scaling=args.input_scaling,
         )
     except NoResultsError as exc:
         print(f"error: {exc}; run the benchmark workflow first", file=sys.stderr)
@@ -304,6 +311,23 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--img-dir", default="docs/img", help="where the CD diagrams go")
     bench.add_argument(
         "--note", default="", help="how the run was made (overrides, slices): shown under the scope"
+    )
+    bench.add_argument(
+        "--include-variants",
+        action="store_true",
+        help="rank the declared variants (kmeans_ufs_exact, spcafs_raw, ...) with the methods",
+    )
+    bench.add_argument(
+        "--min-h-values",
+        type=int,
+        default=3,
+        help="flag and leave out of the ranks data sets with fewer values of h (default 3)",
+    )
+    bench.add_argument(
+        "--input-scaling",
+        default=None,
+        help="results of the input-scaling overlays (<dir>/<space>/tables): compare the "
+        "ranking of the seed methods on z-scored, raw and [0, 1] inputs",
     )
     par = sub.add_parser("parity", help="compare with the authors' code's reference outputs")
     par.add_argument("--root", default=None, help="shared/parity folder (default: beside the repo)")

@@ -35,6 +35,7 @@ __all__ = [
     "closure_hash",
     "ROLES",
     "methods_with_role",
+    "method_facts",
 ]
 
 _REGISTRY: dict[str, MethodSpec] = {}
@@ -49,6 +50,11 @@ def _init_params(cls: type) -> tuple[str, ...]:
 
 #: parameters the workflow fills in itself; never part of a grid
 CONTEXT_PARAMS = ("n_features_to_select", "n_clusters", "random_state")
+
+#: the matrix a fit receives (``UFSSelector.input_space``): a setting may override it for
+#: every method, a constructor parameter or not (issue 24: input scaling as a factor; e.g.
+#: ``defaults: {input_space: raw}`` in a config); the workflow reads it from the estimator
+INPUT_SPACE = "input_space"
 
 #: what a registered entry is in a comparison (issue 24):
 #: ``method`` a competitor, ranked in the omnibus test; ``variant`` another setting of a
@@ -81,8 +87,8 @@ class MethodSpec:
 
     @property
     def tunable(self) -> set[str]:
-        """Constructor parameters a config may set."""
-        return set(_init_params(self.cls)) - set(CONTEXT_PARAMS) - set(self.fixed)
+        """Constructor parameters a config may set, and ``input_space`` (:data:`INPUT_SPACE`)."""
+        return (set(_init_params(self.cls)) | {INPUT_SPACE}) - set(CONTEXT_PARAMS) - set(self.fixed)
 
     def check_params(self, params: dict[str, Any]) -> None:
         unknown = sorted(set(params) - self.tunable)
@@ -156,6 +162,24 @@ def available_methods() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def method_facts(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """What the registry says of a fitted setting: ``role`` (:data:`ROLES`), ``draw`` (a
+    chance reference's draw number, else NaN) and ``input_space`` (the matrix the fit
+    received: input scaling is a recorded factor of every result, issue 24). A method
+    the registry does not know (a result of another code version) is a competitor."""
+    nan = float("nan")
+    try:
+        spec = get_method(method)
+    except ValueError:
+        return {"role": "method", "draw": nan, "input_space": ""}
+    try:
+        space = str(make_estimator(method, params).input_space)
+    except (TypeError, ValueError):
+        space = ""
+    draw = params.get(spec.draws, nan) if spec.draws else nan
+    return {"role": spec.role, "draw": draw, "input_space": space}
+
+
 def methods_with_role(*roles: str) -> list[str]:
     """The registered methods whose role is one of ``roles`` (sorted)."""
     _ensure_loaded()
@@ -186,7 +210,15 @@ def make_estimator(
     kwargs = {k: v for k, v in context.items() if k in accepted and v is not None}
     kwargs.update(spec.fixed)
     kwargs.update(params)
-    return spec.cls(**kwargs)
+    space = (
+        kwargs.pop(INPUT_SPACE) if INPUT_SPACE in kwargs and INPUT_SPACE not in accepted else None
+    )
+    est = spec.cls(**kwargs)
+    if space is not None:  # the class fixes its input space: this setting overrides it
+        from .preprocessing import check_input_space
+
+        est.input_space = check_input_space(space)
+    return est
 
 
 def expand_grid(grid: dict[str, list]) -> list[dict[str, Any]]:

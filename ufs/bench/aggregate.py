@@ -88,7 +88,11 @@ def _row_status(ev: dict[str, Any], row: dict[str, Any], cache: dict) -> str:
 
 
 def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
-    """One row per (method, setting, h) with replicate-pooled statistics."""
+    """One row per (method, setting, h) with replicate-pooled statistics, the method's
+    ``role``, ``draw`` and ``input_space`` (:func:`ufs.registry.method_facts`) and each
+    metric's means over the even and the odd restarts (``<metric>_half_a``/``_half_b``)."""
+    from ..registry import method_facts  # the registry imports scikit-learn: only here
+
     pooled: dict[tuple, dict[str, Any]] = {}
     budget_cache: dict = {}
     for ev in read_evaluations(evaluation_files):
@@ -147,7 +151,7 @@ def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
             )
         }
         rec["params"] = ", ".join(f"{k}={v}" for k, v in sorted(e["params"].items())) or "-"
-        rec.update(_method_facts(e["method"], e["params"]))
+        rec.update(method_facts(e["method"], e["params"]))
         # a fit over the compute budget has no result: the pooled cell has none either
         budget = "budget_exceeded" in e["statuses"]
         restart = np.asarray(e["restart"], dtype=int)
@@ -185,24 +189,6 @@ def _stats(v: np.ndarray, m: str) -> dict[str, float]:
         f"{m}_mean": float(v.mean()),
         f"{m}_std": float(v.std(ddof=1)) if v.size > 1 else 0.0,
     }
-
-
-def _method_facts(method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """What the registry says of a row's method: its ``role`` (competitor ``method``,
-    ``variant`` or ``reference``), its ``draw`` number (a chance reference's draws) and the
-    ``input_space`` its fit received (issue 24: input scaling is a recorded factor)."""
-    from ..registry import get_method, make_estimator
-
-    try:
-        spec = get_method(method)
-    except ValueError:  # a method of another code version, since unregistered
-        return {"role": "method", "draw": np.nan, "input_space": ""}
-    try:
-        space = str(make_estimator(method, params).input_space)
-    except (TypeError, ValueError):
-        space = ""
-    draw = params.get(spec.draws, np.nan) if spec.draws else np.nan
-    return {"role": spec.role, "draw": draw, "input_space": space}
 
 
 #: the restarts that choose the label-tuned setting (even index) and those that report it

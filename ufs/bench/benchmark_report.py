@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import ranking
+from . import paired, ranking, references
 from .aggregate import FLAGGED, fit_records
 from .config import REPLICATE_SEP
 from .io import read_json, write_text
@@ -244,7 +244,8 @@ def _h_spec_text(spec: Any) -> str:
         pct = ", ".join(_num(v) for v in spec.get("percent", []))
         lo, hi = spec.get("min", 1), spec.get("max")
         clip = f"[{lo}, {hi}]" if hi is not None else f"≥ {lo}"
-        return f"h = round(p × {{{pct}}} %) clipped to {clip} and below p"
+        relax = f" (below {lo} where that leaves fewer than 3 values)" if lo > 1 else ""
+        return f"h = round(p × {{{pct}}} %) clipped to {clip}{relax} and below p"
     if spec:
         return "h ∈ {" + ", ".join(str(v) for v in spec) + "}"
     return "h not set"
@@ -389,8 +390,14 @@ def _protocol_section() -> list[str]:
         "(`ufs methods`); no labels are used before the evaluation. These are the "
         "unsupervised results.",
         "- **label-tuned** (secondary): for each method and h, the best setting of its "
-        "registered grid by mean ACC. This **uses the labels** (as the papers do): an upper "
-        "bound on what the method can do, not an unsupervised result.",
+        "registered grid by mean ACC on the even-numbered k-means restarts, reported on the "
+        "odd-numbered ones (a choice and its score on the same restarts would be biased "
+        "upwards). This **uses the labels** (as the papers do): an upper bound on what the "
+        "method can do, not an unsupervised result; its chance reference is the best of as "
+        "many random subsets as the method has settings.",
+        "- **references**: `all_features` (no selection), `random` (the mean and 5-95 % band "
+        "of `evaluation.reference_draws` independent random subsets per h, never one draw) "
+        "and `max_variance`; bounds a method must beat, shown apart, never ranked.",
         "",
     ]
 
@@ -483,10 +490,10 @@ def _scores(run: Run, protocol: str, metric: str) -> tuple[pd.DataFrame, pd.Data
     return scores.loc[order], status.loc[order]
 
 
-def _candidates(scores: pd.Series, status: pd.Series) -> pd.Series:
-    """A data set's scores of the feature-selection methods that did not exceed the budget,
-    best first."""
-    ok = [m for m in scores.index if m != REFERENCE and status.get(m) != BUDGET]
+def _candidates(scores: pd.Series, status: pd.Series, roles: pd.Series) -> pd.Series:
+    """A data set's scores of the competitors (not the references, not the declared
+    variants) that did not exceed the budget, best first."""
+    ok = [m for m in scores.index if roles.get(m, "method") == "method" and status.get(m) != BUDGET]
     return scores[ok].dropna().sort_values(ascending=False, kind="stable")
 
 
@@ -498,9 +505,10 @@ def best_per_dataset(run: Run, protocol: str, metric: str) -> pd.DataFrame:
     """Per data set: best and runner-up method (mean-over-h score; ``all_features`` and
     budget-exceeded methods excluded) and the ``all_features`` reference score."""
     scores, status = _scores(run, protocol, metric)
+    roles = ranking.method_roles(run.tables)
     rows = []
     for d in scores.index:
-        ranked = _candidates(scores.loc[d], status.loc[d])
+        ranked = _candidates(scores.loc[d], status.loc[d], roles)
         (best, b), (second, s) = _pick(ranked, 0), _pick(ranked, 1)
         ref = scores.loc[d].get(REFERENCE, np.nan)
         rows.append(
@@ -514,9 +522,12 @@ def _best_section(run: Run) -> list[str]:
     lines = [
         "## Best per data set",
         "",
-        "Best and runner-up method by the mean over h of the mean over restarts (%); "
-        f"`{REFERENCE}` (no selection) is the reference beside them, not a candidate; a method "
-        f"over the budget ({STATUS_MARK[BUDGET]}) is not a candidate on that data set.",
+        "Best and runner-up competitor by the mean over h of the mean over restarts (%); "
+        f"`{REFERENCE}` (no selection) is the reference beside them, not a candidate (nor are "
+        "the other references and the declared variants); a method over the budget "
+        f"({STATUS_MARK[BUDGET]}) is not a candidate on that data set. A best method here is "
+        "a description of one data set, not a significant difference (see *What the tests "
+        "support*).",
         "",
     ]
     for metric in ranking.METRICS:
@@ -549,27 +560,37 @@ def _scores_section(run: Run) -> list[str]:
     if scores.empty:
         return lines + ["The label-free protocol was not run.", ""]
     res = ranking.rank_methods(run.tables, "label_free", "acc")
+    roles = ranking.method_roles(run.tables)
     order = [m for m in res.avg_rank.index if m in scores.columns]
-    order += sorted(set(scores.columns) - set(order))
+    rest = sorted(set(scores.columns) - set(order))
+    order += sorted(rest, key=lambda m: ({"method": 0, "variant": 1}.get(roles.get(m), 2), m))
     lines += [
-        "Mean over h of the mean over restarts; columns by label-free ACC average rank; the "
-        f"best feature-selection method of each row in bold (`{REFERENCE}` is the reference). "
-        + _legend(),
+        "Mean over h of the mean over restarts; competitors by label-free ACC average rank, "
+        "then the declared variants, then the references (in italics; `random` is the "
+        "expected score of a random subset: the mean over its draws); the best competitor of "
+        "each row in bold. " + _legend(),
         "",
     ]
     rows = []
     for d in scores.index:
-        ranked = _candidates(scores.loc[d], status.loc[d])
+        ranked = _candidates(scores.loc[d], status.loc[d], roles)
         top = ranked.iloc[0] if len(ranked) else np.nan
-        rows.append([d] + [_score_cell(scores.loc[d, m], status.loc[d, m], top, m) for m in order])
-    return lines + _table(["data set"] + [f"`{m}`" for m in order], rows, set(range(1, 99)))
+        rows.append(
+            [d]
+            + [
+                _score_cell(scores.loc[d, m], status.loc[d, m], top, m, roles.get(m, "method"))
+                for m in order
+            ]
+        )
+    names = [f"_`{m}`_" if roles.get(m) == "reference" else f"`{m}`" for m in order]
+    return lines + _table(["data set"] + names, rows, set(range(1, 99)))
 
 
-def _score_cell(x: float, status: Any, top: float, method: str) -> str:
+def _score_cell(x: float, status: Any, top: float, method: str, role: str = "method") -> str:
     if status == BUDGET:
         return f"–{_mark(status)}"
     text = _pct(x) + _mark(status)
-    if method != REFERENCE and not pd.isna(x) and x == top:
+    if role == "method" and not pd.isna(x) and x == top:
         text = f"**{text}**"
     return text
 
@@ -763,6 +784,112 @@ def _reading(run: Run, alpha: float) -> list[str]:
     ]
 
 
+def _scaling_section(run: Run, scaling_dir: str | Path | None) -> list[str]:
+    """The input-scaling comparison (:mod:`ufs.bench.input_scaling`), when its runs exist."""
+    if scaling_dir is None or not Path(scaling_dir).is_dir():
+        return []
+    from .input_scaling import load_scaling_tables, scaling_markdown
+
+    tables = load_scaling_tables(run.tables, scaling_dir)
+    tables = tables[tables["dataset"].isin(run.datasets)]
+    return [scaling_markdown(tables), ""]
+
+
+def significant_pairs(r: ranking.RankResult) -> list[tuple[str, str, float]]:
+    """(better, worse, rank gap) of every pair of competitors whose average ranks differ by
+    at least the Nemenyi CD (none when the Friedman test does not reject)."""
+    if not r.applicable or r.pvalue >= r.alpha:
+        return []
+    names = list(r.avg_rank.index)
+    return [
+        (a, b, float(r.avg_rank[b] - r.avg_rank[a]))
+        for i, a in enumerate(names)
+        for b in names[i + 1 :]
+        if r.avg_rank[b] - r.avg_rank[a] >= r.cd
+    ]
+
+
+def _names(ms) -> str:
+    return ", ".join(f"`{m}`" for m in ms) if len(ms) else "none"
+
+
+def _verdicts(res: pd.DataFrame, prefix: str) -> tuple[list[str], list[str], list[str]]:
+    col = f"{prefix}direction"
+    if col not in res:
+        return [], [], []
+    return (
+        list(res.index[res[col] == "better"]),
+        list(res.index[res[col] == "worse"]),
+        list(res.index[res[col] == "no difference shown"]),
+    )
+
+
+def _support_section(
+    run: Run, results: list[ranking.RankResult], tests: dict[tuple[str, str], pd.DataFrame]
+) -> list[str]:
+    """The answer first: what the tests of this run support and what they do not."""
+    lines = ["## What the tests support", ""]
+    by = {(r.protocol, r.metric): r for r in results}
+    for protocol in run.protocols:
+        for metric in ranking.METRICS:
+            r = by.get((protocol, metric))
+            if r is None or r.avg_rank.empty:
+                continue
+            what = f"**{TITLES[protocol]} {metric.upper()}**"
+            res = tests.get((protocol, metric), pd.DataFrame())
+            if r.applicable:
+                pairs = significant_pairs(r)
+                verdict = "reject" if r.pvalue < r.alpha else "do not reject"
+                omnibus = (
+                    f"the Friedman test over the {r.k} competitors on {r.n} data sets "
+                    f"(p = {ranking._fmt_p(r.pvalue)}) and the Nemenyi CD of {r.cd:.2f} "
+                    f"ranks {verdict} equality: "
+                )
+                if pairs:
+                    shown = "; ".join(f"`{a}` ahead of `{b}` by {g:.1f}" for a, b, g in pairs[:8])
+                    more = f" (and {len(pairs) - 8} more pairs)" if len(pairs) > 8 else ""
+                    omnibus += (
+                        f"{len(pairs)} of {r.k * (r.k - 1) // 2} pairs differ: {shown}{more}; "
+                        "no other pair of competitors can be ordered by these data."
+                    )
+                else:
+                    omnibus += "no pair of competitors can be ordered by these data."
+            else:
+                omnibus = f"no rank test: {r.note}."
+            line = f"- {what}: {omnibus}"
+            rb, rw, rn = _verdicts(res, "rand_")
+            ab, aw, an = _verdicts(res, "all_")
+            ref_rand = "the expected random subset" + (
+                " (the best of G random subsets for a grid of G settings)"
+                if protocol == "oracle"
+                else ""
+            )
+            if rb or rw or rn:
+                line += (
+                    f" Against {ref_rand} (Wilcoxon, Holm, α = {r.alpha:g}): better "
+                    f"{_names(rb)}; worse {_names(rw)}; not distinguishable {len(rn)} "
+                    f"method{'s' if len(rn) != 1 else ''}."
+                )
+            if ab or aw or an:
+                line += (
+                    f" Against all features: better {_names(ab)}; worse {_names(aw)}; not "
+                    f"distinguishable {len(an)}."
+                )
+            lines.append(line)
+    first = next((r for r in results if not r.avg_rank.empty), None)
+    if first is not None:
+        lines += [
+            "",
+            paired.detectable(first.k, first.n, first.alpha).sentence()
+            + " A method called best on a data set, or placed ahead in the average ranks, "
+            "is not thereby better: only the pairs and verdicts above are supported by a "
+            "test. References (`all_features`, `random`, `max_variance`) and declared variants "
+            "are not ranked; data sets with fewer than 3 values of h are not ranked "
+            "(listed under the rank table).",
+        ]
+    return lines + [""]
+
+
 # -- the report ------------------------------------------------------------------------
 
 
@@ -774,6 +901,9 @@ def benchmark_report(
     img_dir: str | Path,
     plots: bool = True,
     note: str = "",
+    include_variants: bool = False,
+    min_h_values: int = 3,
+    input_scaling: str | Path | None = None,
 ) -> str:
     """Write the benchmark report ``out_md`` (atomically) and the CD diagrams into
     ``img_dir``; return the markdown. ``plots=False`` skips drawing the diagrams (their
@@ -781,8 +911,10 @@ def benchmark_report(
     scope. Raises :class:`NoResultsError` when ``results_dir`` has no tables."""
     out_md, img_dir = Path(out_md), Path(img_dir)
     run = load_run(results_dir, config_path)
-    results = ranking.rank_all(run.tables)
+    choices = {"include_variants": include_variants, "min_h_values": min_h_values}
+    results = ranking.rank_all(run.tables, **choices)
     alpha = results[0].alpha if results else 0.05
+    tests = references.all_reference_tests(run.tables, alpha=alpha, **choices)
     parts = [
         "# UFS-bench: every method on every data set",
         "",
@@ -791,8 +923,13 @@ def benchmark_report(
         *_scope_section(run),
         *([f"**How this run was made:** {note}", ""] if note else []),
         *_protocol_section(),
+        *_support_section(run, results, tests),
         *_ranks_section(results, img_dir, out_md, plots),
+        references.references_markdown(
+            run.tables, alpha=alpha, name=lambda m: f"`{m}`", tests=tests, **choices
+        ),
         *_best_section(run),
+        *_scaling_section(run, input_scaling),
         *_scores_section(run),
         *_gap_section(run),
         *_runtime_section(run),

@@ -851,6 +851,7 @@ def _log_pass(
             "label_free": str(ev["label_free"]).lower(),
             # ok / fixed_budget / not_converged / diverged / degenerate / budget_exceeded
             "fit_status": str(row.get("fit_status", "")),
+            **_facts_tags(ev),
             "code_version": ev["code_version"],
             "ufs_version": code_version,
         }
@@ -862,6 +863,18 @@ def _log_pass(
         client.delete_run(r.info.run_id)
         counts["removed"] += 1
     return keys, counts
+
+
+def _facts_tags(ev: dict[str, Any]) -> dict[str, str]:
+    """``role`` (competitor, variant or reference), ``input_space`` (the matrix the fit
+    received: z-scored, raw or [0, 1]) and, for a chance reference, its ``draw``."""
+    from ..registry import method_facts
+
+    facts = method_facts(ev["method"], ev.get("params") or {})
+    tags = {"role": facts["role"], "input_space": facts["input_space"]}
+    if facts["draw"] == facts["draw"]:  # not NaN
+        tags["draw"] = str(facts["draw"])
+    return tags
 
 
 def log_evaluations(
