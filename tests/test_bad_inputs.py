@@ -197,7 +197,7 @@ def _config(path: Path, extra: dict) -> dict:
     return {
         "output_dir": "results",
         "resources_dir": "resources",
-        "evaluation": {"restarts": 2},
+        "evaluation": {"restarts": 2, "reference_draws": 2},
         "mlflow": {"enabled": False},
         "datasets": {"userdata": entry},
         "methods": {"laplacian_score": {}, "random": {}},
@@ -239,7 +239,12 @@ def test_workflow_stops_before_any_solver(tmp_path, case):
     assert proc.returncode != 0, out[-3000:]
     assert message in out, out[-3000:]
     fits = tmp_path / "results" / "fits"
-    assert not fits.exists() or not any(fits.rglob("*.npz")), "a solver ran"
+    if stage == "data" and "n_neighbors" in message:
+        # the graph of laplacian_score's own fit job fails: random's job (its own chunk since
+        # issue 26 #1) may run beside it, on valid data; no graph-based fit may exist
+        assert not fits.exists() or not any(fits.rglob("laplacian_score.*")), "a solver ran"
+    else:
+        assert not fits.exists() or not any(fits.rglob("*.npz")), "a solver ran"
     if stage == "plan":  # refused while planning: no job at all
         assert not (tmp_path / "results").exists()
 

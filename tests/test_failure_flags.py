@@ -299,7 +299,7 @@ def test_workflow_reports_failures_and_ranks(tmp_path):
         "output_dir": "results",
         "resources_dir": "resources",
         "seed": 0,
-        "evaluation": {"restarts": 2},
+        "evaluation": {"restarts": 2, "reference_draws": 2},
         "mlflow": {"enabled": False},
         "datasets": {"wine": {"h": [2, 4]}, "breast_cancer": {"h": [5]}},
         "methods": {

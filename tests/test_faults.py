@@ -31,7 +31,7 @@ FAULT = {
     "output_dir": "results",
     "resources_dir": "resources",
     "seed": 0,
-    "evaluation": {"restarts": 3},
+    "evaluation": {"restarts": 3, "reference_draws": 2},
     "jobs": {"tasks_per_job": 2},
     "mlflow": {"experiment": "faults"},
     "datasets": {"wine": {"h": [2, 4]}},

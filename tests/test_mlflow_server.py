@@ -40,8 +40,8 @@ import ufs.bench.tracking  # noqa: E402,F401  (fail-fast HTTP retry defaults, al
 pytestmark = pytest.mark.slow
 
 EXPERIMENT = "shared"
-# TINY with one fit and one evaluation job per dataset and no graph-based method: these tests
-# are about the MLflow jobs (3 datasets -> 3 logging jobs of 10 runs each), not the solvers.
+# TINY with one fit and one evaluation job per method and dataset and no graph-based method:
+# these tests are about the MLflow jobs (3 datasets -> 3 logging jobs), not the solvers.
 CONFIG = {
     **TINY,
     "jobs": {"tasks_per_job": 10},

@@ -436,3 +436,25 @@ def test_a_connection_dropped_mid_request_counts_as_unreachable():
         tracking._wrap("http://127.0.0.1:9", "logging runs", exc)
     )
     assert not tracking._unreachable(MlflowException("RESOURCE_DOES_NOT_EXIST: no such run"))
+
+
+def test_a_slice_leaves_the_other_methods_runs_alone(tmp_path, pristine):
+    # issue 26 #1: a run of only_methods=[...] logs the slice's evaluations only; it must not
+    # delete the runs of the methods it did not evaluate (the next full run would re-log them)
+    uri = _store(pristine, tmp_path)
+    tracking.init_experiment(uri, "e", None, tmp_path / "init.json")
+    ev_a = _evaluation(tmp_path / "kmeans_ufs.c000.json")
+    ev_b = _evaluation(tmp_path / "mcfs.c000.json")
+    doc = json.loads(ev_b.read_text())
+    doc["evaluations"][0].update(method="mcfs", params={}, pid="m0")
+    ev_b.write_text(json.dumps(doc))
+    kw = {"dataset": "toy", "output_dir": tmp_path, "data_sha256": "d1"}
+    assert (
+        tracking.log_evaluations(uri, "e", [ev_a, ev_b], tmp_path / "r.json", **kw)["logged"] == 4
+    )
+    full = {r.info.run_id for r in _active(uri, "e")}
+    sliced = tracking.log_evaluations(uri, "e", [ev_b], tmp_path / "r.json", **kw)
+    assert sliced == {"logged": 0, "skipped": 2, "replaced": 0, "removed": 0}
+    assert {r.info.run_id for r in _active(uri, "e")} == full
+    again = tracking.log_evaluations(uri, "e", [ev_a, ev_b], tmp_path / "r.json", **kw)
+    assert again["skipped"] == 4 and {r.info.run_id for r in _active(uri, "e")} == full

@@ -148,3 +148,28 @@ def test_sigkill_and_resume_equals_uninterrupted_run(completed_run, tmp_path):
     for k in ref:
         pd.testing.assert_frame_equal(ours[k], ref[k])
     _check_runs(tmp_path, TINY)
+
+
+def test_slices_only_add_or_refresh_their_own_part(tmp_path):
+    """Issue 26 #1: a full run, then each of two slices (only_methods), then a full run again
+    gives the same evaluations (files untouched) and the same MLflow runs (ids) as the one
+    full run: a slice never overwrites or deletes another method's results."""
+    config = {
+        **TINY,
+        "datasets": {"wine": {"h": [2, 4, 6]}},
+        "methods": {"max_variance": {}, "laplacian_score": {}, "random": {}},
+    }
+    cfg = write_config(tmp_path, config)
+    run_snakemake(tmp_path, cfg)
+    evals = sorted((tmp_path / "results" / "evaluations" / "wine").glob("*.json"))
+    before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in evals}
+    runs = {r.info.run_id for r in finished_runs(tmp_path, config["mlflow"]["experiment"])}
+    assert len(runs) == expected_run_count(config)
+    for piece in (["max_variance"], ["laplacian_score", "random"]):
+        run_snakemake(tmp_path, cfg, "--config", f"only_methods=[{','.join(piece)}]")
+        after = {r.info.run_id for r in finished_runs(tmp_path, config["mlflow"]["experiment"])}
+        assert after == runs, f"slice {piece} changed the MLflow runs"
+    run_snakemake(tmp_path, cfg)
+    now = sorted((tmp_path / "results" / "evaluations" / "wine").glob("*.json"))
+    assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in now} == before
+    assert {r.info.run_id for r in finished_runs(tmp_path, config["mlflow"]["experiment"])} == runs

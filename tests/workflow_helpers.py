@@ -16,7 +16,8 @@ TINY = {
     "output_dir": "results",
     "resources_dir": "resources",
     "seed": 0,
-    "evaluation": {"restarts": 3},
+    # 4 draws of random (the default 30 would multiply these tests' jobs)
+    "evaluation": {"restarts": 3, "reference_draws": 4},
     "jobs": {"tasks_per_job": 3},
     "mlflow": {"experiment": "tiny"},
     "datasets": {"wine": {"h": [2, 4]}, "golfs_sim1": {"h": [10, 30], "replicates": 2}},

@@ -858,8 +858,14 @@ def _log_pass(
         keys[key] = _log_run(client, exp_id, ev, row, tags, names[key])
         counts["logged"] += 1
     # what is left: runs of keys no longer in the results (the data or the plan changed)
-    # and, in this directory's own store, runs logged before runs carried an output_id
-    for r in [r for runs in existing.values() for r in runs] + old:
+    # and, in this directory's own store, runs logged before runs carried an output_id.
+    # Only runs of the methods logged here: a slice (only_methods) adds or refreshes its own
+    # part and leaves every other method's runs as they are (issue 26 #1)
+    methods = {ev["method"] for ev in evs}
+    stale = [
+        r for runs in existing.values() for r in runs if r.data.tags.get("method") in methods
+    ]
+    for r in stale + old:
         client.delete_run(r.info.run_id)
         counts["removed"] += 1
     return keys, counts
