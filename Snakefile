@@ -15,9 +15,15 @@ if "datasets" not in config:
 
 # before the schema: a YAML "billion laughs" config would hang its validation for hours
 from snakemake.exceptions import WorkflowError
-from ufs.bench.config import ConfigError, check_config_size, schema_error_message
+from ufs.bench.config import (
+    ConfigError,
+    check_config_size,
+    check_duplicate_keys,
+    schema_error_message,
+)
 
 try:
+    check_duplicate_keys(*workflow.configfiles)  # YAML keeps the last of two silently
     check_config_size(config)
     validate(config, f"{workflow.basedir}/workflow/schemas/config.schema.yaml")
 except (ConfigError, WorkflowError) as exc:  # the key and the rule, not the value in full

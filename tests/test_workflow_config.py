@@ -46,6 +46,11 @@ def test_semantic_errors_name_the_key(mutate, message):
         (lambda c: c["evaluation"].update(restarts=-1), "restarts"),
         (lambda c: c["methods"].update(random={"grid": {"alpha": [1.0]}}), "methods.random.grid"),
         (lambda c: c.update(bogus_key=1), "bogus_key"),
+        # issue 26 #10: the CPU timer overflowed with an error naming no key
+        (lambda c: c["jobs"].update(fit_budget_seconds=1e10), "fit_budget_seconds"),
+        # issue 26 #13: a path out of the output directory
+        (lambda c: c.update(published="../../etc"), "published"),
+        (lambda c: c["evaluation"].update(reference_draws=0), "reference_draws"),
     ],
 )
 def test_snakemake_refuses_bad_config_before_any_job(tmp_path, mutate, message):
@@ -56,6 +61,27 @@ def test_snakemake_refuses_bad_config_before_any_job(tmp_path, mutate, message):
     assert proc.returncode != 0
     assert message in proc.stdout + proc.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_duplicate_keys_are_refused_at_any_depth(tmp_path):
+    # issue 26 #3: the last of two definitions won silently
+    from ufs.bench.config import check_duplicate_keys
+
+    top = tmp_path / "top.yaml"
+    top.write_text("seed: 0\nmethods: {random: {}}\nseed: 1\n")
+    nested = tmp_path / "nested.yaml"
+    nested.write_text("datasets:\n  wine: {h: [2]}\n  digits: {h: [5]}\n  wine: {h: [4]}\n")
+    with pytest.raises(ConfigError, match=r"key 'seed' is defined twice \(lines 1 and 3\)"):
+        check_duplicate_keys(top)
+    with pytest.raises(ConfigError, match=r"key 'wine' is defined twice \(lines 2 and 4\)"):
+        check_duplicate_keys(nested)
+    ok = tmp_path / "ok.yaml"
+    ok.write_text(yaml.safe_dump(TINY))
+    check_duplicate_keys(ok)
+    cfg = tmp_path / "dup.yaml"
+    cfg.write_text(yaml.safe_dump(TINY) + "seed: 3\n")
+    proc = run_snakemake(tmp_path, cfg, "-n", check=False)
+    assert proc.returncode != 0 and "defined twice" in proc.stdout + proc.stderr
 
 
 def test_default_config_and_tiny_config_are_valid():
@@ -98,3 +124,14 @@ def test_offline_only_skips_unavailable_datasets(tmp_path):
     plan = build_plan({**cfg, "offline_only": True})
     assert plan.skipped == ["lung"] and "lung" not in plan.instances
     assert "lung" in build_plan(cfg).instances
+
+
+def test_unknown_names_suggest_the_closest_valid_one():
+    cfg = copy.deepcopy(TINY)
+    cfg["methods"]["laplacian"] = {}
+    with pytest.raises(ConfigError, match="did you mean 'laplacian_score'"):
+        build_plan(cfg)
+    cfg = copy.deepcopy(TINY)
+    cfg["datasets"]["wines"] = {"h": [2]}
+    with pytest.raises(ConfigError, match="did you mean 'wine'"):
+        build_plan(cfg)

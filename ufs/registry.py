@@ -36,6 +36,7 @@ __all__ = [
     "ROLES",
     "methods_with_role",
     "method_facts",
+    "did_you_mean",
 ]
 
 _REGISTRY: dict[str, MethodSpec] = {}
@@ -145,6 +146,14 @@ def register(
     return spec
 
 
+def did_you_mean(name: Any, known) -> str:
+    """``" (did you mean 'x'?)"`` for the closest of ``known`` to ``name``, else ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), sorted(map(str, known)), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def _ensure_loaded() -> None:
     from . import methods  # noqa: F401  (registers the built-in methods)
 
@@ -154,7 +163,9 @@ def get_method(name: str) -> MethodSpec:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise ValueError(f"unknown method {name!r}; available: {sorted(_REGISTRY)}") from None
+        raise ValueError(
+            f"unknown method {name!r}{did_you_mean(name, _REGISTRY)}; available: {sorted(_REGISTRY)}"
+        ) from None
 
 
 def available_methods() -> list[str]:

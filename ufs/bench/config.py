@@ -43,6 +43,7 @@ __all__ = [
     "relative_h",
     "resolve_h",
     "check_config_size",
+    "check_duplicate_keys",
     "schema_error_message",
     "short_repr",
     "PlanSizeWarning",
@@ -126,6 +127,38 @@ def schema_error_message(exc: BaseException, limit: int = 300) -> str:
     if isinstance(err.schema, dict) and err.schema.get("description"):
         rule += f"; {err.schema['description']}"
     return f"config {_key_path(list(err.absolute_path))}: {message} (schema rule {rule})"
+
+
+def check_duplicate_keys(*paths: str | Path) -> None:
+    """Refuse a config file that defines a key twice in one mapping, at any depth (issue
+    26 #3): YAML loaders keep the last one silently, so a data set or a section defined
+    twice would lose its first definition without a word. Raises :class:`ConfigError`
+    naming the file, the key and both lines."""
+    import yaml
+
+    class _Strict(yaml.SafeLoader):
+        pass
+
+    def mapping(loader, node, deep=False):
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise ConfigError(
+                    f"config file {path}: key {key!r} is defined twice (lines {seen[key]} and "
+                    f"{line}); YAML would keep the last silently: merge them into one"
+                )
+            seen[key] = line
+        return loader.construct_mapping(node, deep=deep)
+
+    _Strict.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    for path in paths:
+        text = Path(path).read_text(encoding="utf-8")
+        try:
+            yaml.load(text, Loader=_Strict)  # noqa: S506 (a SafeLoader subclass)
+        except yaml.YAMLError:
+            pass  # a syntax error: Snakemake's own loader reports it
 
 
 def check_config_size(config: Any) -> None:

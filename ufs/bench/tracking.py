@@ -862,9 +862,7 @@ def _log_pass(
     # Only runs of the methods logged here: a slice (only_methods) adds or refreshes its own
     # part and leaves every other method's runs as they are (issue 26 #1)
     methods = {ev["method"] for ev in evs}
-    stale = [
-        r for runs in existing.values() for r in runs if r.data.tags.get("method") in methods
-    ]
+    stale = [r for runs in existing.values() for r in runs if r.data.tags.get("method") in methods]
     for r in stale + old:
         client.delete_run(r.info.run_id)
         counts["removed"] += 1

@@ -105,7 +105,13 @@ def get_dataset(name: str) -> DatasetSpec:
     try:
         return _DATASETS[name]
     except KeyError:
-        raise ValueError(f"unknown dataset {name!r}; available: {sorted(_DATASETS)}") from None
+        import difflib
+
+        close = difflib.get_close_matches(str(name), sorted(_DATASETS), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(
+            f"unknown dataset {name!r}{hint}; available: {sorted(_DATASETS)}"
+        ) from None
 
 
 def available_datasets() -> list[str]:
