@@ -170,3 +170,44 @@ def test_file_dataset_spec_and_content_changes_re_run_its_download(tmp_path):
         np.testing.assert_array_equal(f["X_raw"], expected)
     assert (raw / "z.npz").stat().st_mtime_ns == z_mtime  # the other dataset untouched
     assert "Nothing to be done" in _dry_run(tmp_path, config)
+
+
+def test_step_code_keys_cover_what_the_steps_import(tmp_path, monkeypatch):
+    """Issue 26 #6/#7: a rule's code key is the hash of its modules' import closure: an
+    edit of the fit-status rule (bench/status.py, imported by bench/steps.py) changes the
+    evaluation key; an edit of a method module changes neither the evaluation nor the data
+    key (the fit jobs' own key covers it)."""
+    from ufs.registry import closure_hash
+
+    copy = tmp_path / "ufs"
+    shutil.copytree(registry._PKG, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(registry, "_PKG", copy.resolve())
+    keys = {
+        "eval": ("evaluation.py", "metrics.py", "bench/steps.py"),
+        "data": ("bench/data_steps.py",),
+        "aggregate": ("bench/aggregate.py",),
+    }
+    before = {k: closure_hash(*v) for k, v in keys.items()}
+    with open(copy / "methods" / "mcfs.py", "a") as fh:
+        fh.write("# an edit\n")
+    assert {k: closure_hash(*v) for k, v in keys.items()} == before
+    with open(copy / "bench" / "status.py", "a") as fh:
+        fh.write("# an edit\n")
+    after = {k: closure_hash(*v) for k, v in keys.items()}
+    assert after["eval"] != before["eval"] and after["aggregate"] != before["aggregate"]
+    with open(copy / "preprocessing.py", "a") as fh:
+        fh.write("# an edit\n")
+    assert closure_hash(*keys["data"]) != before["data"]
+
+
+def test_every_computing_rule_carries_a_code_key():
+    rules = Path(registry.__file__).resolve().parents[1] / "workflow" / "rules"
+    text = "".join(
+        (rules / f).read_text() for f in ("data.smk", "select.smk", "evaluate.smk", "aggregate.smk")
+    )
+    for rule in ("download", "download_file", "standardize", "graph", "fit", "evaluate"):
+        body = text.split(f"rule {rule}:", 1)[1].split("\nrule ", 1)[0]
+        assert "code=" in body, f"rule {rule} has no code key"
+    for rule in ("aggregate_dataset", "summary"):
+        body = text.split(f"rule {rule}:", 1)[1].split("\nrule ", 1)[0]
+        assert "code=AGGREGATE_CODE" in body, f"rule {rule} has no code key"

@@ -39,6 +39,8 @@ GRAPHS = {s.graph_id: s.graph for _, s in PLAN.jobs() if s.graph_id}
 # Each is the transitive closure of the step's modules (a change in an imported module,
 # e.g. the fit-status rule, re-runs the step), the methods' own modules left out.
 EVAL_CODE = closure_hash("evaluation.py", "metrics.py", "bench/steps.py")
+# reading and standardizing the data (issue 26 #7: the data rules were keyed on no code)
+DATA_CODE = closure_hash("bench/data_steps.py")
 # the tables, figures and the summary (ranks, paired tests: aggregate.py imports them)
 AGGREGATE_CODE = closure_hash("bench/aggregate.py")
 # the summary's choices: data sets with fewer values of h are flagged and not ranked
@@ -174,6 +176,8 @@ def all_targets():
     figures, summary, timing, comparison) and the MLflow markers. A deleted one is rebuilt
     by a plain re-run, and `snakemake --report` finds every file it shows."""
     targets = [f for d in PLAN.instances for f in evaluations_of(d)]
+    # the data records (constant features dropped, ...): documented outputs (issue 26 #8)
+    targets += [f"{OUT}/data/{d}.json" for d in PLAN.instances]
     targets += expand(list(rules.aggregate_dataset.output), base=BASES)
     targets += list(rules.summary.output)
     if MLFLOW_ENABLED:

@@ -7,6 +7,7 @@ rule download:
         seed=lambda w: PLAN.instances[w.dataset].seed,
         mirror=config.get("mirror_dir", ""),
         cache=f"{RES}/cache",
+        code=DATA_CODE,
     wildcard_constraints:
         dataset=one_of(REGISTERED_DATASETS),
     log:
@@ -37,6 +38,7 @@ rule download_file:
         mirror=config.get("mirror_dir", ""),
         cache=f"{RES}/cache",
         file=lambda w: file_version(w.dataset),
+        code=DATA_CODE,
     wildcard_constraints:
         dataset=one_of(FILE_DATASETS),
     log:
@@ -61,6 +63,7 @@ rule standardize:
     params:
         # (config key, h values): a relative h grid resolved by the plan
         h=lambda w: [PLAN.instances[w.dataset].base, list(PLAN.instances[w.dataset].hs)],
+        code=DATA_CODE,
     log:
         f"{OUT}/logs/standardize/{{dataset}}.log",
     benchmark:
