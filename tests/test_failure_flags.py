@@ -271,13 +271,14 @@ def test_summary_opens_with_ranks_then_failures(tmp_path):
     )
     text = (out / "summary.md").read_text()
     heads = [ln for ln in text.splitlines() if ln.startswith("## ")]
-    assert heads[:4] == [
+    assert heads[:5] == [
         "## Across data sets: average rank (1 = best)",
+        "## Against the references: chance and all features",
         "## Solver failures and degenerate fits",
         "## Scores and ranks per data set",
         "## Time",
     ]
-    assert heads[4:] == ["## alpha", "## beta", "## gamma"]
+    assert heads[5:] == ["## alpha", "## beta", "## gamma"]
     assert "[figures/cd_oracle_acc.png](figures/cd_oracle_acc.png)" in text
     assert "| ndfs | 1.00 |" in text  # best on every data set under both protocols
     assert "| eufs | 2.00† |" in text and "dgufs" in text
@@ -319,8 +320,9 @@ def test_workflow_reports_failures_and_ranks(tmp_path):
     assert status["not_converged"] == 2 and status["fixed_budget"] == 2
     assert status["diverged"] == 0
     heads = [ln for ln in (res / "summary.md").read_text().splitlines() if ln.startswith("## ")]
-    assert heads[:2] == [
+    assert heads[:3] == [
         "## Across data sets: average rank (1 = best)",
+        "## Against the references: chance and all features",
         "## Solver failures and degenerate fits",
     ]
     for p in ("oracle", "label_free"):

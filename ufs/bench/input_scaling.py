@@ -2,7 +2,7 @@
 and [0, 1]-scaled inputs, and how much their ranking moves.
 
 Every table row records the ``input_space`` its fit received. The benchmark runs each
-method on its own space; the overlays ``config/experiments/overrides/input_scaling_<space>
+method on its own space; the overlays ``config/experiments/overrides/benchmark_input_scaling_<space>
 .yaml`` run the seed methods whose own space differs on ``<space>``, each into
 ``<dir>/<space>/``. :func:`scaling_scores` pools the rows of every run by their recorded
 ``input_space``; :func:`scaling_markdown` compares, per space, the methods' mean scores
