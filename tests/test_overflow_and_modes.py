@@ -170,7 +170,7 @@ def test_workflow_outputs_are_readable_and_deleted_ones_come_back(tmp_path):
     assert not wrong, wrong
     assert not [p for p in files if p.name.startswith(".")], "a temporary file remained"
 
-    evaluation = tmp_path / "results" / "evaluations" / "wine" / "c000.json"
+    evaluation = tmp_path / "results" / "evaluations" / "wine" / "laplacian_score.c000.json"
     table = tmp_path / "results" / "tables" / "wine.csv"
     before = result_tables(tmp_path)
     evaluation.unlink()

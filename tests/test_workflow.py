@@ -69,7 +69,7 @@ def test_outputs_and_one_mlflow_run_per_setting(completed_run):
 
     tasks = [
         t
-        for f in (res / "fits" / "wine").glob("c*.json")
+        for f in (res / "fits" / "wine").glob("*.c*.json")
         for t in json.loads(f.read_text())["tasks"]
     ]
     lap = [t for t in tasks if t["method"] == "laplacian_score"]
@@ -88,15 +88,21 @@ def test_oracle_protocol_picks_best_grid_setting(completed_run):
     assert set(oracle["n_settings"]) == {2}
     from ufs.bench.io import read_evaluations
 
+    # chosen on the even k-means restarts, reported on the odd ones (issue 24)
     best = {}
-    records = read_evaluations((workdir / "results" / "evaluations" / "wine").glob("c*.json"))
+    records = read_evaluations((workdir / "results" / "evaluations" / "wine").glob("*.c*.json"))
     for ev in records:
         if ev["method"] != "laplacian_score":
             continue
         for row in ev["results"]:
-            best[row["h"]] = max(best.get(row["h"], 0), row["acc_mean"])
+            acc = row["per_restart"]["acc"]
+            choose, report = sum(acc[0::2]) / len(acc[0::2]), sum(acc[1::2]) / len(acc[1::2])
+            if choose > best.get(row["h"], (-1.0, 0.0))[0]:
+                best[row["h"]] = (choose, report)
+    assert best and len(oracle) == len(best)
     for _, r in oracle.iterrows():
-        assert r["acc_mean"] == pytest.approx(best[r["h"]])
+        assert r["acc_mean"] == pytest.approx(best[r["h"]][1])
+        assert r["tuning"] == "held_out"
 
 
 def test_second_run_does_nothing(completed_run):
