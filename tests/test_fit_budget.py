@@ -321,7 +321,7 @@ def test_figures_draw_budget_exceeded(tmp_path, monkeypatch):
 
 
 # -- ranks across data sets -------------------------------------------------------------
-def _tables(scores: dict[str, dict[str, float | None]], hs=("5", "10")) -> pd.DataFrame:
+def _tables(scores: dict[str, dict[str, float | None]], hs=("5", "10", "20")) -> pd.DataFrame:
     """Per-data-set table rows (``tests/test_ranking.py``); a ``None`` score is a method
     over the budget there."""
     from .test_ranking import _tables as tables
