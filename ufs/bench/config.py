@@ -133,32 +133,41 @@ def check_duplicate_keys(*paths: str | Path) -> None:
     """Refuse a config file that defines a key twice in one mapping, at any depth (issue
     26 #3): YAML loaders keep the last one silently, so a data set or a section defined
     twice would lose its first definition without a word. Raises :class:`ConfigError`
-    naming the file, the key and both lines."""
+    naming the file, the key and both lines. Walks the YAML node tree (``yaml.compose``
+    with the safe loader): nothing is constructed."""
     import yaml
 
-    class _Strict(yaml.SafeLoader):
-        pass
-
-    def mapping(loader, node, deep=False):
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            key = loader.construct_object(key_node, deep=deep)
-            line = key_node.start_mark.line + 1
-            if key in seen:
-                raise ConfigError(
-                    f"config file {path}: key {key!r} is defined twice (lines {seen[key]} and "
-                    f"{line}); YAML would keep the last silently: merge them into one"
-                )
-            seen[key] = line
-        return loader.construct_mapping(node, deep=deep)
-
-    _Strict.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
     for path in paths:
         text = Path(path).read_text(encoding="utf-8")
         try:
-            yaml.load(text, Loader=_Strict)  # noqa: S506 (a SafeLoader subclass)
+            root = yaml.compose(text, Loader=yaml.SafeLoader)
         except yaml.YAMLError:
-            pass  # a syntax error: Snakemake's own loader reports it
+            continue  # a syntax error: Snakemake's own loader reports it
+        todo = [root] if root is not None else []
+        seen_nodes: set[int] = set()
+        while todo:
+            node = todo.pop()
+            if id(node) in seen_nodes:  # an alias: the same node again
+                continue
+            seen_nodes.add(id(node))
+            if isinstance(node, yaml.MappingNode):
+                keys: dict[str, int] = {}
+                for key_node, value_node in node.value:
+                    if (
+                        isinstance(key_node, yaml.ScalarNode)
+                        and key_node.tag != "tag:yaml.org,2002:merge"
+                    ):
+                        line = key_node.start_mark.line + 1
+                        if key_node.value in keys:
+                            raise ConfigError(
+                                f"config file {path}: key {key_node.value!r} is defined twice "
+                                f"(lines {keys[key_node.value]} and {line}); YAML would keep the "
+                                "last silently: merge them into one"
+                            )
+                        keys[key_node.value] = line
+                    todo.append(value_node)
+            elif isinstance(node, yaml.SequenceNode):
+                todo.extend(node.value)
 
 
 def check_config_size(config: Any) -> None:
