@@ -68,20 +68,19 @@ def reference_tests(
     scores = scores.mask(status == "budget_exceeded")
     kept = tables[~tables["dataset"].isin(list(thin))]
     out = []
+    ref_all, _ = ranking.dataset_scores(kept, protocol, metric)  # every method, references too
     if protocol == "label_free":
-        ref_scores, _ = ranking.dataset_scores(kept, "label_free", metric)
-        rand = ref_scores[RANDOM] if RANDOM in ref_scores else None
+        rand = ref_all[RANDOM] if RANDOM in ref_all else None
     else:
         sizes = _grid_sizes(kept)
-        rand = {
-            m: paired.best_of_g_scores(kept, metric, int(sizes.get(m, 1))) for m in scores.columns
-        }
+        g_of = {m: int(sizes.get(m, 1)) for m in scores.columns}
+        best = {g: paired.best_of_g_scores(kept, metric, g) for g in set(g_of.values())}
+        rand = {m: best[g] for m, g in g_of.items()}  # one computation per G, not per method
         if all(r.empty for r in rand.values()):
             rand = None
     if rand is not None:
         t = paired.compare_to_reference(scores, rand, alpha=alpha, bayes=bayes)
         out.append(t.add_prefix("rand_"))
-    ref_all, _ = ranking.dataset_scores(kept, protocol, metric)
     if ALL_FEATURES in ref_all:
         t = paired.compare_to_reference(scores, ref_all[ALL_FEATURES], alpha=alpha, bayes=bayes)
         out.append(t.add_prefix("all_"))
