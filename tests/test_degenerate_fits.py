@@ -89,7 +89,7 @@ def test_an_ordinary_mcfs_fit_is_not_degenerate():
 
 
 def test_degenerate_cells_are_marked_and_counted(tmp_path):
-    from ufs.bench.io import write_json
+    from ufs.fileio import write_json
 
     recs = [
         _record("toy", "spcafs", "ranking", "s", [_row(5, "ok", 0.6), _row(10, "degenerate", 0.5)]),

@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 
 from ufs.bench import aggregate
-from ufs.bench.io import write_json, write_npz
 from ufs.bench.steps import evaluate, fit, fit_status, fixed_iteration_budget, standardize
+from ufs.fileio import write_json, write_npz
 
 
 @pytest.mark.parametrize(

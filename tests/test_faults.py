@@ -189,7 +189,25 @@ def test_dataset_file_corrupted_after_download(reference, tmp_path):
     proc = run_snakemake(tmp_path, cfg, check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert "is unreadable or corrupted" in out and "delete it and re-run" in out, out[-3000:]
+    assert "is damaged" in out and "Delete it and re-run" in out, out[-3000:]
     raw.unlink()  # what the message says
+    run_snakemake(tmp_path, cfg)
+    _assert_same_results(tmp_path, reference)
+
+
+def test_evaluation_truncated_after_the_run_is_named_before_anything_runs(reference, tmp_path):
+    """Issue 26 #11: a file cut short keeps its mtime, so Snakemake would never rebuild it;
+    the plan names it and the remedy, and following the remedy gives the same results."""
+    cfg = write_config(tmp_path, FAULT)
+    run_snakemake(tmp_path, cfg)
+    victim = sorted((tmp_path / "results" / "evaluations" / "wine").glob("*.json"))[0]
+    st = victim.stat()
+    victim.write_text(victim.read_text()[: st.st_size // 2])
+    os.utime(victim, ns=(st.st_atime_ns, st.st_mtime_ns))
+    proc = run_snakemake(tmp_path, cfg, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert f"{victim.relative_to(tmp_path)}: truncated" in out and "Delete them" in out, out[-3000:]
+    victim.unlink()  # what the message says
     run_snakemake(tmp_path, cfg)
     _assert_same_results(tmp_path, reference)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ufs.bench import aggregate, figures
-from ufs.bench.io import write_json
+from ufs.fileio import write_json
 from ufs.registry import available_methods
 
 matplotlib = pytest.importorskip("matplotlib")

@@ -19,9 +19,9 @@ import pytest
 
 from ufs.bench import aggregate, ranking
 from ufs.bench.budget import FitBudgetExceeded, budget_reason, fit_budget
-from ufs.bench.io import write_json, write_npz
 from ufs.bench.status import FIT_STATUSES, STATUS_MARK, fit_status, worst
 from ufs.bench.steps import SKIPPED_REASON, evaluate, fit, standardize
+from ufs.fileio import write_json, write_npz
 from ufs.registry import get_method
 from ufs.validation import check_dense_memory
 

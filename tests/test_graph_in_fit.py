@@ -13,7 +13,7 @@ import pytest
 
 from ufs.bench import steps
 from ufs.bench.config import build_plan
-from ufs.bench.io import read_json
+from ufs.fileio import read_json
 
 from .test_input_space import _config, _data
 from .workflow_helpers import REPO, write_config

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from tests.workflow_helpers import result_tables, run_snakemake, write_config
-from ufs.bench.io import current_umask, write_json, write_npz, write_text
 from ufs.datasets import mirror
+from ufs.fileio import current_umask, write_json, write_npz, write_text
 from ufs.preprocessing import standardize, unit_range
 from ufs.validation import constant_feature_mask
 

@@ -199,3 +199,57 @@ def test_standardize_errors_name_the_users_file(tmp_path):
     assert "resources/raw" not in line
     assert (tmp_path / "resources" / "raw" / "userdata.npz").exists()  # the download ran
     assert not list((tmp_path / "results" / "data").glob("userdata*"))  # nothing after it
+
+
+def test_pandas_default_header_of_column_numbers_is_a_header(tmp_path, caplog):
+    """Issue 26 #2: what config/README.md recommends, ``pd.DataFrame(np.c_[X, y]).to_csv``,
+    writes the header ``0,1,2``; it must not become a sample (and a class) of its own."""
+    import pandas as pd
+
+    path = tmp_path / "pandas.csv"
+    pd.DataFrame(np.c_[X6, Y6]).to_csv(path, index=False)
+    assert path.read_text().splitlines()[0] == "0,1,2"
+    with caplog.at_level(logging.INFO, logger="ufs.datasets.user_files"):
+        X, y = read_data_file(path)
+    assert X.shape == X6.shape and np.array_equal(X, X6)
+    assert sorted(set(y.tolist())) == [0.0, 1.0]
+    assert "header: auto -> true" in caplog.text and "column numbers" in caplog.text
+    assert peek_shape(path)[1] == 2
+
+
+@pytest.mark.parametrize("first", ["1,2,3", "0,1,2,3,4,5,6,7,8,9"])
+def test_numbered_header_from_zero_or_one(tmp_path, first):
+    m = len(first.split(","))
+    rows = [",".join(["0.5"] * (m - 1) + [str(c)]) for c in (0, 1, 0, 1)]
+    X, _ = read_data_file(_write(tmp_path / "n.csv", [first, *rows]))
+    assert X.shape == (4, m - 1)
+
+
+def test_a_numeric_first_line_whose_label_recurs_nowhere_is_refused(tmp_path):
+    """A header row of numbers that are not column numbers (e.g. ``5,7,9``): its label
+    field is a value seen nowhere else, so the reader asks instead of guessing."""
+    path = _write(tmp_path / "h.csv", ["5,7,9", *_rows()])
+    with pytest.raises(ValueError, match=r"line 1: header: auto read .* label '9' .* header: true"):
+        read_data_file(path)
+    X, _ = read_data_file(path, header=True)
+    assert X.shape == X6.shape
+    X, y = read_data_file(path, header=False)  # the user says it is a sample: taken as one
+    assert X.shape == (7, 2) and len(set(y.tolist())) == 3
+
+
+def test_two_integer_columns_are_not_taken_for_a_numbered_header(tmp_path):
+    """``0,1`` is a plausible sample of a one-feature binary file: the rule needs m >= 3."""
+    X, y = read_data_file(_write(tmp_path / "b.csv", ["0,1", "1,0", "0,1", "1,0"]))
+    assert X.shape == (4, 1) and y.tolist() == [1, 0, 1, 0]
+
+
+def test_nan_cell_is_named_by_file_line_and_header(tmp_path):
+    """Issue 26 #12: the file's line (blank and header lines counted) and the column's
+    header, not the position in the matrix left after the label column went."""
+    lines = ["f0,label,f2", "", "0.5,0,1.5", "1.5,1,2.5", "", "2.5,0,inf", "3.5,1,nan"]
+    path = _write(tmp_path / "n.csv", lines)
+    with pytest.raises(
+        ValueError, match=r"n\.csv, line 6: feature value 'inf' in column 2 \('f2'\)"
+    ) as e:
+        read_data_file(path, label_column="label")
+    assert "2 NaN / inf value(s)" in str(e.value)

@@ -69,7 +69,7 @@ def test_npz_from_outside_is_never_unpickled(tmp_path):
     raw = tmp_path / "raw.npz"
     np.savez(raw, X=np.ones((4, 2)), y=np.array([object(), 1, 2, 3], dtype=object))
     np.savez(tmp_path / "obj.npz", X=np.zeros((2, 2)), y=np.array([None, 1], dtype=object))
-    with pytest.raises(ValueError, match="unreadable or corrupted"):
+    with pytest.raises(ValueError, match="is damaged.*Delete it and re-run"):
         standardize(raw, tmp_path / "d.npz", tmp_path / "s.json")
     assert not (tmp_path / "d.npz").exists()
 

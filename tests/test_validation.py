@@ -46,7 +46,7 @@ def test_bad_data_raises_named_error(rng, bad, message):
 def test_nan_message_gives_position(rng):
     X = _X(rng)
     X[4, 6] = np.nan
-    with pytest.raises(ValueError, match="row 4, column 6"):
+    with pytest.raises(ValueError, match="sample 4, feature 6, both counted from 0"):
         check_data(X)
 
 

@@ -70,7 +70,8 @@ def check_data(X, *, name: str = "X", min_samples: int = 2) -> np.ndarray:
         n_inf = int(bad.shape[0] - n_nan)
         kinds = " and ".join(s for s, c in (("NaN", n_nan), ("inf", n_inf)) if c)
         raise ValueError(
-            f"{name} contains {kinds} ({n_nan} NaN, {n_inf} inf; first at row {i}, column {j})"
+            f"{name} contains {kinds} ({n_nan} NaN, {n_inf} inf; first at sample {i}, "
+            f"feature {j}, both counted from 0)"
         )
     return arr
 

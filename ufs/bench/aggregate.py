@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .io import read_evaluations, write_json, write_text, write_with
+from ..fileio import write_json, write_text, write_with
+from .io import read_evaluations
 from .status import STATUS_MARK, fit_label, fit_status, worst
 
 __all__ = [

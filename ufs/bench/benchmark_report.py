@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..fileio import read_json, write_text
 from . import paired, ranking, references
 from .aggregate import FLAGGED, fit_records
 from .config import REPLICATE_SEP
-from .io import read_json, write_text
 from .status import STATUS_MARK
 
 __all__ = [

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..fileio import write_text, write_with
 from .aggregate import _save_figure
-from .io import write_text, write_with
 
 __all__ = ["compare_published", "comparison_markdown"]
 

@@ -8,7 +8,6 @@ the dataset readers only, not scikit-learn (issue 15: ~0.7 s of start-up per job
 from __future__ import annotations
 
 import os
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +15,9 @@ import numpy as np
 
 from ..datasets import load_dataset
 from ..datasets.user_files import load_user_file
+from ..fileio import read_npz, write_json, write_npz
 from ..preprocessing import standardize as zscore
 from ..validation import check_data, check_labels
-from .io import write_json, write_npz
 
 __all__ = ["download", "standardize", "load_data", "file_entry"]
 
@@ -59,14 +58,8 @@ def download(
 
 
 def _read_raw(raw: str | Path):
-    try:
-        with np.load(raw, allow_pickle=False) as f:
-            return f["X"], f["y"], f["true_features"], bool(f["has_truth"])
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-        raise ValueError(
-            f"{raw} is unreadable or corrupted ({type(exc).__name__}: {exc}); delete it and "
-            "re-run the workflow to materialise the dataset again"
-        ) from None
+    d = read_npz(raw, required=("X", "y", "true_features", "has_truth"))
+    return d["X"], d["y"], d["true_features"], bool(d["has_truth"])
 
 
 def standardize(
@@ -124,7 +117,6 @@ def standardize(
 
 
 def load_data(path: str | Path) -> dict[str, Any]:
-    with np.load(path) as f:
-        d = {k: f[k] for k in f.files}
+    d = read_npz(path, required=("X", "y", "true_features", "has_truth"))
     d["has_truth"] = bool(d["has_truth"])
     return d

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .io import write_with
+from ..fileio import write_with
 from .status import STATUS_MARK
 
 __all__ = [

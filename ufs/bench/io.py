@@ -1,126 +1,60 @@
-"""Atomic file output: write to a temporary file in the same directory, then rename.
+"""Reading the workflow's intermediate files, checked on read (issue 26 #11).
 
-A killed job therefore leaves either the old file or none, never a half-written one. The
-file gets the mode an ordinary ``open(path, "w")`` would give (``0o666`` less the umask),
-not the ``0o600`` of :func:`tempfile.mkstemp`: results on a shared directory stay readable.
+The generic helpers (atomic writes, file modes, checksummed JSON) live in
+:mod:`ufs.fileio`, below both the data and the workflow layer; this module knows what the
+workflow's own files must hold.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import tempfile
-import threading
-from collections.abc import Callable
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from ..fileio import cut_short, damaged, read_json
 
-__all__ = [
-    "read_evaluations",
-    "atomic_path",
-    "current_umask",
-    "new_file_mode",
-    "write_json",
-    "read_json",
-    "write_npz",
-    "write_text",
-    "to_jsonable",
-]
+__all__ = ["read_evaluations", "read_record", "damaged_files", "INTERMEDIATE_DIRS"]
+
+#: directories of an output directory holding the intermediate files the workflow reads
+INTERMEDIATE_DIRS = ("data", "graphs", "fits", "evaluations", "mlflow")
+
+#: keys every evaluation record carries (ufs.bench.steps.evaluate)
+EVALUATION_KEYS = ("dataset", "method", "pid", "params", "results")
 
 
-_UMASK_LOCK = threading.Lock()
-
-
-def current_umask() -> int:
-    """The process umask, read without changing it where the OS allows (Linux ≥ 4.7:
-    ``/proc/self/status``); elsewhere set and restored at once under a lock."""
-    try:
-        with open("/proc/self/status") as fh:
-            m = re.search(r"^Umask:\s*([0-7]+)$", fh.read(), re.MULTILINE)
-        if m:
-            return int(m.group(1), 8)
-    except OSError:
-        pass
-    with _UMASK_LOCK:
-        mask = os.umask(0o077)
-        os.umask(mask)
-    return mask
-
-
-def new_file_mode() -> int:
-    """The mode ``open(path, "w")`` gives a new file: ``0o666`` less the umask."""
-    return 0o666 & ~current_umask()
-
-
-@contextmanager
-def atomic_path(path: str | Path, suffix: str | None = None):
-    """Yield a temporary path next to ``path``; rename it into place on success, with
-    the mode of a newly created file (:func:`new_file_mode`)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=suffix or path.suffix, dir=path.parent
-    )
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        os.chmod(tmp, new_file_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def to_jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.floating):
-        obj = float(obj)
-    if isinstance(obj, float) and not np.isfinite(obj):
-        return None if np.isnan(obj) else ("inf" if obj > 0 else "-inf")
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    return obj
-
-
-def write_json(path: str | Path, data: Any) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(to_jsonable(data), indent=1, sort_keys=True) + "\n")
-
-
-def read_json(path: str | Path) -> Any:
-    return json.loads(Path(path).read_text())
-
-
-def write_text(path: str | Path, text: str) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(text)
-
-
-def write_npz(path: str | Path, **arrays) -> None:
-    with atomic_path(path, suffix=".npz") as tmp:
-        np.savez(tmp, **arrays)
-
-
-def write_with(path: str | Path, writer: Callable[[Path], None]) -> None:
-    """Atomic write through any ``writer(tmp_path)`` (e.g. ``fig.savefig``)."""
-    with atomic_path(path) as tmp:
-        writer(tmp)
+def read_record(path: str | Path, key: str) -> list[dict[str, Any]]:
+    """The list ``key`` of the JSON object in ``path`` (a chunk's fit or evaluation file),
+    refused with the file's name and the remedy when the file is not such an object."""
+    data = read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get(key), list):
+        raise damaged(path, f"no list {key!r} in it")
+    return data[key]
 
 
 def read_evaluations(paths) -> list[dict[str, Any]]:
     """Every evaluation record of the given chunk files (one record per fitted task)."""
     out = []
     for p in paths:
-        out.extend(read_json(p)["evaluations"])
+        records = read_record(p, "evaluations")
+        for rec in records:
+            missing = [k for k in EVALUATION_KEYS if not isinstance(rec, dict) or k not in rec]
+            if missing:
+                raise damaged(p, f"an evaluation record lacks {missing}")
+        out.extend(records)
     return out
+
+
+def damaged_files(output_dir: str | Path, resources_dir: str | Path) -> list[str]:
+    """``<file>: <why>`` for every intermediate ``.json`` / ``.npz`` file of a run that was
+    cut short (:func:`ufs.fileio.cut_short`): checked when the workflow plans, since a file
+    truncated after it was written keeps its mtime and nothing would re-read it."""
+    roots = [Path(output_dir) / d for d in INTERMEDIATE_DIRS] + [Path(resources_dir) / "raw"]
+    found = []
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".json", ".npz") and not path.name.startswith("."):
+                why = cut_short(path)
+                if why:
+                    found.append(f"{path}: {why}")
+    return found

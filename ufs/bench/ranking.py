@@ -537,7 +537,7 @@ def plot_cd(result: RankResult, path: str | Path, *, dpi: int = 120) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .io import write_with
+    from ..fileio import write_with
 
     r = result
     title = f"{PROTOCOL_TITLES[r.protocol]}, {r.metric.upper()}: average rank over {r.n} data " + (

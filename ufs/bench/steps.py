@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import time
 import warnings
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +19,13 @@ import scipy.sparse as sp
 
 from ..base import ConstantFeaturesWarning
 from ..evaluation import METRICS, evaluate_clustering
+from ..fileio import atomic_path, damaged, read_npz, write_json, write_npz
 from ..graph import knn_graph
 from ..preprocessing import input_matrix
 from ..registry import get_method, make_estimator, source_hash
 from .budget import BUDGET_ERRORS, FitBudgetExceeded, budget_reason, fit_budget
 from .data_steps import download, load_data, standardize  # noqa: F401  (re-exported)
-from .io import atomic_path, read_json, write_json, write_npz
+from .io import read_record
 from .status import FIT_STATUSES, fit_label, fit_status
 
 __all__ = [
@@ -48,6 +50,16 @@ def build_graph(data: str | Path, graph_spec: dict[str, Any], out: str | Path) -
     S = graph_of(load_data(data), graph_spec)
     with atomic_path(out, suffix=".npz") as tmp:
         sp.save_npz(tmp, S)
+
+
+def _load_graph(path: str | Path) -> sp.csr_matrix:
+    """A cached graph file; a damaged one is named with the remedy (issue 26 #11)."""
+    try:
+        return sp.load_npz(path).tocsr()
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        raise damaged(path, f"{type(exc).__name__}: {exc}") from None
 
 
 def graph_of(d: dict[str, Any], graph_spec: dict[str, Any]) -> sp.csr_matrix:
@@ -216,7 +228,7 @@ def fit(
         built = 0.0  # graph construction charged to this task (its first user)
         if gid and gid not in loaded:
             if gid in graphs:
-                loaded[gid] = sp.load_npz(graphs[gid])
+                loaded[gid] = _load_graph(graphs[gid])
             else:  # a graph of this job only
                 c0 = time.process_time()
                 loaded[gid] = graph_of(d, graph_specs[gid])
@@ -371,10 +383,9 @@ def evaluate(
     d = load_data(data)
     X, y = d["X"], d["y"]
     truth = d["true_features"] if d["has_truth"] else None
-    with np.load(fit_npz) as f:
-        arrays = {k: f[k] for k in f.files}
+    arrays = read_npz(fit_npz)
     records = []
-    for rec in read_json(fit_info)["tasks"]:
+    for rec in read_record(fit_info, "tasks"):
         kind = rec["kind"]
         rec["eval_hs"] = [None] if kind == "full" else (hs if kind == "ranking" else rec["hs"])
         rows, t_eval, c_eval = _evaluate_task(

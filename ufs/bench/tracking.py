@@ -69,7 +69,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .io import read_evaluations, read_json, to_jsonable, write_json
+from ..fileio import read_json, to_jsonable, write_json
+from .io import read_evaluations
 
 __all__ = [
     "init_experiment",

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..bench.io import new_file_mode
+from ..fileio import new_file_mode
 
 __all__ = [
     "DEFAULT_CACHE",

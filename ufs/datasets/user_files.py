@@ -32,8 +32,14 @@ Formats, chosen by the file name as given (a symlink's own name, not its target'
 non-blank line is a header; ``header: auto`` (the default) decides from that line and the
 rows below it within the first 100 lines, and logs the decision and its reason:
 
+0. the fields are the integers ``0, 1, …, m−1`` (or ``1, …, m``), ``m ≥ 3`` — the
+   header pandas writes for unnamed columns (``pd.DataFrame(np.c_[X, y]).to_csv(...)``)
+   → **header**;
 1. every field a number (either decimal mark) or a missing value (empty, ``NA``,
-   ``N/A``, ``NaN``, ``null``, ``?``) → **data** (a missing value is then an error);
+   ``N/A``, ``NaN``, ``null``, ``?``) → **data** (a missing value is then an error), and
+   its label must recur in the label column further down: a label seen on that line only,
+   in a column where other labels recur, is an error asking for ``header: true`` or
+   ``false``;
 2. a text field *names a column* when a number appears below it, when its text does not
    recur below it, or when it is the ``label_column`` name; some field names a column
    and none is a number → **header**; some field names a column and another is a
@@ -277,7 +283,9 @@ def _decide_header(
             "true or header: false in the dataset's config entry (or correct the value)"
             f"{_sep_hint(word, (sep or ' ').join(first), sep, decimal, lead)}"
         )
-    if not words:
+    if _column_numbers(first):
+        has, why = True, "is a header: its fields are the column numbers 0, 1, 2, ... (pandas)"
+    elif not words:
         has, why = False, "is data: every field is a number or a missing value"
     elif named:
         j = named[0]
@@ -293,6 +301,37 @@ def _decide_header(
         why,
     )
     return has
+
+
+def _column_numbers(fields: list[str]) -> bool:
+    """The header pandas and NumPy write for unnamed columns: the integers ``0..m-1`` (or
+    ``1..m``), ``m >= 3``, written as integers (issue 26 #2: such a line read as data adds a
+    sample and a class)."""
+    v = [f.strip() for f in fields]
+    if len(v) < 3 or not all(re.fullmatch(r"\d+", f) for f in v):
+        return False
+    start = int(v[0])
+    return start in (0, 1) and [int(f) for f in v] == list(range(start, start + len(v)))
+
+
+def _check_first_label_recurs(path: Path, data, j: int, line: int, decimal: str) -> None:
+    """``header: auto`` took a line of numbers for data: its label must be one that
+    recurs in the label column; a label seen once is what a header row of numbers gives
+    (rule 1's one doubt), so it is an error asking to say which (issue 26 #2)."""
+    first = data[0][1][j].strip()
+    key = _number(first, decimal)
+    rest = [r[j].strip() for _, r in data[1:]]
+    if len(set(rest)) == len(rest):
+        return  # no label recurs at all: not a class column, later checks say what is wrong
+    for v in rest:
+        if v == first or (key is not None and _number(v, decimal) == key):
+            return
+    raise ValueError(
+        f"{path}, line {line}: header: auto read this line of numbers as data, but its label "
+        f"{first!r} (column {j}) occurs on no other line: if the line is a header, set "
+        "header: true; if that class really has a single sample, set header: false "
+        "(in the dataset's config entry)"
+    )
 
 
 def _layout(
@@ -361,6 +400,8 @@ def _read_text(
             f"{path}, line {lines[missing[0]]}: missing label {str(y[missing[0]])!r} in column "
             f"{_column(names, j, has)} ({missing.size} missing label(s) in all)"
         )
+    if header in (None, "auto") and not has and len(data) > 1:
+        _check_first_label_recurs(path, data, j, data[0][0], decimal)
     feats = np.delete(np.array([r for _, r in data], dtype=str), j, axis=1)
     try:  # fast path; the loop below defines what a number is and names the first bad value
         if decimal != "." and np.char.find(feats, ".").max() >= 0:
@@ -377,8 +418,24 @@ def _read_text(
                     )
                 ) from None
             X[i, c] = x
+    _check_finite(path, X, feats, lines, names, j, has)
     labels = [_number(v, decimal) for v in y]
     return X, (np.array(labels) if None not in labels else y)
+
+
+def _check_finite(path: Path, X, feats, lines: list[int], names, j: int, has: bool) -> None:
+    """NaN / inf cells named by the file's line and the column's header (issue 26 #12),
+    not by the position in the matrix left after the label column and blank lines went."""
+    bad = ~np.isfinite(X)
+    if not bad.any():
+        return
+    i, c = np.argwhere(bad)[0]
+    col = c + (c >= j)  # the column in the file: the label column is not in X
+    raise ValueError(
+        f"{path}, line {lines[i]}: feature value {str(feats[i, c]).strip()!r} in column "
+        f"{_column(names, col, has)} is not a finite number ({int(bad.sum())} NaN / inf "
+        "value(s) in all); remove or impute them before use"
+    )
 
 
 def _column(names: list[str], j: int, header: bool) -> str:

@@ -203,7 +203,7 @@ def write_report(
 ) -> list[Outcome]:
     """Run ``cases`` and write the report atomically; returns the outcomes. With a data
     mirror holding ORL, the second input's checks are added."""
-    from ..bench.io import atomic_path
+    from ..fileio import atomic_path
 
     outcomes = run_all(cases, root)
     text = render_report(outcomes, input_line=input_check(root))

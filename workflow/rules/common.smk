@@ -2,6 +2,7 @@
 import os
 import re
 
+import ufs.bench.io
 import ufs.bench.tracking
 from snakemake.exceptions import WorkflowError
 from ufs.bench.config import CHUNK_PATTERN, ConfigError, build_plan
@@ -20,6 +21,16 @@ if PLAN.skipped:
     logger.warning(f"offline_only: skipping datasets not available offline: {PLAN.skipped}")
 OUT = config.get("output_dir", "results")
 RES = config.get("resources_dir", "resources")
+
+# Intermediate files cut short after they were written keep their mtime: Snakemake would
+# never rebuild them, and a later step would read them (issue 26 #11).
+_damaged = ufs.bench.io.damaged_files(OUT, RES)
+if _damaged:
+    _shown = "\n  ".join(_damaged[:20]) + ("\n  ..." if len(_damaged) > 20 else "")
+    raise WorkflowError(
+        f"{len(_damaged)} intermediate file(s) are damaged:\n  {_shown}\n"
+        "Delete them and re-run the workflow, which rebuilds exactly these files."
+    )
 EVAL = config.get("evaluation", {}) or {}
 RESTARTS = int(EVAL.get("restarts", 20))
 NMI_AVERAGE = EVAL.get("nmi_average", "arithmetic")
