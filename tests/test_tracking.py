@@ -111,7 +111,7 @@ def test_log_once_and_remove_an_orphan_with_a_logged_key(tmp_path, pristine):
     tags = {k: runs[0].data.tags[k] for k in ("run_key", "result_hash", "dataset", "output_id")}
     orphan = client.create_run(runs[0].info.experiment_id, tags=tags)
     counts = tracking.log_evaluations(uri, "e", [ev], tmp_path / "r.json", **kw)
-    assert counts == {"logged": 0, "skipped": 2, "replaced": 0, "removed": 0}
+    assert counts == {"logged": 0, "skipped": 2, "replaced": 0, "removed": 0, "retagged": 0}
     assert client.get_run(orphan.info.run_id).info.lifecycle_stage == "deleted"
     assert {r.info.run_id for r in _active(uri, "e")} == {r.info.run_id for r in runs}
     # local store: artifacts under the given artifact root
@@ -245,18 +245,36 @@ def test_output_dirs_sharing_a_store_touch_only_their_own_runs(tmp_path, pristin
         oid = tracking.output_id(out)
         return {r.info.run_id: r for r in _active(uri, "e") if r.data.tags.get("output_id") == oid}
 
-    assert log(out_b, "hb") == {"logged": 2, "skipped": 0, "replaced": 0, "removed": 0}
+    assert log(out_b, "hb") == {
+        "logged": 2,
+        "skipped": 0,
+        "replaced": 0,
+        "removed": 0,
+        "retagged": 0,
+    }
     # b's logging leaves a run it cannot own alone (no output_id, not in b's store)
     assert client.get_run(legacy).info.lifecycle_stage == "active"
     # same dataset name, same settings, other data and directory: a's own runs, nothing of b's
-    assert log(out_a, "ha") == {"logged": 2, "skipped": 0, "replaced": 0, "removed": 1}
+    assert log(out_a, "ha") == {
+        "logged": 2,
+        "skipped": 0,
+        "replaced": 0,
+        "removed": 1,
+        "retagged": 0,
+    }
     assert client.get_run(legacy).info.lifecycle_stage == "deleted"  # a's store, pre-tag run
     b_runs, a_runs = runs_of(out_b), runs_of(out_a)
     assert len(b_runs) == len(a_runs) == 2 and len(_active(uri, "e")) == 4
     assert len({r.data.tags["run_key"] for r in _active(uri, "e")}) == 4
     assert {r.data.tags["output_dir"] for r in a_runs.values()} == {str(out_a.resolve())}
     # a's data changed: its runs are replaced under new keys, the stale ones removed; b intact
-    assert log(out_a, "ha2") == {"logged": 2, "skipped": 0, "replaced": 0, "removed": 2}
+    assert log(out_a, "ha2") == {
+        "logged": 2,
+        "skipped": 0,
+        "replaced": 0,
+        "removed": 2,
+        "retagged": 0,
+    }
     assert runs_of(out_b).keys() == b_runs.keys()
     assert {r.data.tags["data_sha256"] for r in runs_of(out_a).values()} == {"ha2"}
     receipt = json.loads((tmp_path / "r.json").read_text())
@@ -286,7 +304,7 @@ def test_database_is_locked_is_retried_with_backoff(tmp_path, monkeypatch, prist
     kw = {"dataset": "toy", "output_dir": tmp_path, "data_sha256": "d"}
     counts = tracking.log_evaluations(uri, "e", [ev], tmp_path / "r.json", **kw)
     # the second pass removed the half-logged run and logged both
-    assert counts == {"logged": 2, "skipped": 0, "replaced": 1, "removed": 0}
+    assert counts == {"logged": 2, "skipped": 0, "replaced": 1, "removed": 0, "retagged": 0}
     runs = _active(uri, "e")
     assert len(runs) == 2 and {r.info.status for r in runs} == {"FINISHED"}
     assert len(sleeps) == 1 and 0.75 <= sleeps[0] <= 1.25
@@ -403,7 +421,13 @@ def test_run_names_lead_with_dataset_method_and_h_and_are_unique(tmp_path, prist
     # the runs table) is renamed, not logged again
     client = MlflowClient(tracking_uri=uri)
     client.update_run(own["toy/random/h=4/default"], name="toy/random/p2/h=4")
-    assert log(tmp_path / "a") == {"logged": 0, "skipped": 10, "replaced": 0, "removed": 0}
+    assert log(tmp_path / "a") == {
+        "logged": 0,
+        "skipped": 10,
+        "replaced": 0,
+        "removed": 0,
+        "retagged": 0,
+    }
     assert names(tmp_path / "a") == own
     # another results directory logging into this store: the same settings, distinct names
     b = tmp_path / "b"
@@ -454,7 +478,86 @@ def test_a_slice_leaves_the_other_methods_runs_alone(tmp_path, pristine):
     )
     full = {r.info.run_id for r in _active(uri, "e")}
     sliced = tracking.log_evaluations(uri, "e", [ev_b], tmp_path / "r.json", **kw)
-    assert sliced == {"logged": 0, "skipped": 2, "replaced": 0, "removed": 0}
+    assert sliced == {"logged": 0, "skipped": 2, "replaced": 0, "removed": 0, "retagged": 0}
     assert {r.info.run_id for r in _active(uri, "e")} == full
     again = tracking.log_evaluations(uri, "e", [ev_a, ev_b], tmp_path / "r.json", **kw)
     assert again["skipped"] == 4 and {r.info.run_id for r in _active(uri, "e")} == full
+
+
+def test_kept_runs_tags_follow_the_results(tmp_path, pristine):
+    """Issue 26 #5: a grid change flips ``in_grid`` without changing the results; the kept
+    run's tag must follow, or MLflow's label-tuned set differs from the tables'."""
+    uri = _store(pristine, tmp_path)
+    tracking.init_experiment(uri, "e", tmp_path / "art", tmp_path / "init.json")
+    ev = _evaluation(tmp_path / "c000.json")
+    kw = {"dataset": "toy", "output_dir": tmp_path, "data_sha256": "d1"}
+    tracking.log_evaluations(uri, "e", [ev], tmp_path / "r.json", **kw)
+    before = {r.info.run_id: r.data.tags["in_grid"] for r in _active(uri, "e")}
+    assert set(before.values()) == {"true"}
+    doc = json.loads(ev.read_text())
+    doc["evaluations"][0]["in_grid"] = False
+    ev.write_text(json.dumps(doc))
+    counts = tracking.log_evaluations(uri, "e", [ev], tmp_path / "r.json", **kw)
+    assert counts == {"logged": 0, "skipped": 2, "replaced": 0, "removed": 0, "retagged": 2}
+    after = {r.info.run_id: r.data.tags["in_grid"] for r in _active(uri, "e")}
+    assert after.keys() == before.keys() and set(after.values()) == {"false"}
+
+
+def test_a_moved_output_directory_finds_its_runs_and_artifacts(tmp_path, pristine):
+    """Issue 26 #4: the directory (with its own store and artifacts) moved elsewhere logs
+    nothing again, keeps its run ids, and its runs' artifacts point to the new place."""
+    from mlflow.tracking import MlflowClient
+
+    a, b = tmp_path / "old" / "results", tmp_path / "new" / "place" / "results"
+    uri_a = _store(pristine, a)
+    art_a = tracking.default_artifact_root(uri_a)
+    tracking.init_experiment(uri_a, "e", art_a, a / "mlflow" / "experiment.json")
+    ev = _evaluation(a / "c000.json")
+    kw = {"dataset": "toy", "data_sha256": "d1"}
+    tracking.log_evaluations(uri_a, "e", [ev], a / "r.json", output_dir=a, **kw)
+    ids = {r.info.run_id for r in _active(uri_a, "e")}
+    tracking._dispose_engine(uri_a)
+    b.parent.mkdir(parents=True)
+    shutil.move(a, b)
+    uri_b = tracking.default_tracking_uri(b)
+    tracking.init_experiment(
+        uri_b, "e", tracking.default_artifact_root(uri_b), b / "mlflow" / "experiment.json"
+    )
+    counts = tracking.log_evaluations(
+        uri_b, "e", [b / "c000.json"], b / "r.json", output_dir=b, **kw
+    )
+    assert counts["logged"] == counts["removed"] == 0 and counts["skipped"] == 2
+    runs = _active(uri_b, "e")
+    assert {r.info.run_id for r in runs} == ids
+    assert {r.data.tags["output_dir"] for r in runs} == {str(b.resolve())}
+    client = MlflowClient(tracking_uri=uri_b)
+    exp = client.get_experiment_by_name("e")
+    assert exp.artifact_location == (b / "mlflow-artifacts").resolve().as_uri()
+    for r in runs:
+        assert r.info.artifact_uri.startswith(exp.artifact_location + "/")
+        got = client.download_artifacts(r.info.run_id, "selected_features.json", tmp_path)
+        assert json.loads(open(got).read()) == list(range(int(r.data.params["h"])))
+    assert not (tmp_path / "old" / "results").exists()  # nothing written to the old place
+
+
+def test_output_identity_is_written_once_and_moves_with_the_directory(tmp_path):
+    a = tmp_path / "a"
+    a.mkdir()
+    first = tracking.output_identity(a)
+    assert first == str(a.resolve()) and (a / tracking.IDENTITY_FILE).exists()
+    a.rename(tmp_path / "b")
+    assert tracking.output_identity(tmp_path / "b") == first
+    assert tracking.output_id(tmp_path / "b") == tracking.output_id(tmp_path / "b")
+    # keys of a directory that never had the file: as before the file existed (its path)
+    c = tmp_path / "c"
+    c.mkdir()
+    assert tracking.output_identity(c) == str(c.resolve())
+
+
+def test_resolve_uri_makes_relative_sqlite_paths_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert tracking.resolve_uri("sqlite:///results/mlflow.db") == (
+        f"sqlite:///{tmp_path.resolve() / 'results' / 'mlflow.db'}"
+    )
+    assert tracking.resolve_uri("sqlite:////abs/m.db") == "sqlite:////abs/m.db"
+    assert tracking.resolve_uri("http://127.0.0.1:5000") == "http://127.0.0.1:5000"

@@ -27,13 +27,16 @@ _FILE_KEYS = ("file", "sha256", "variables", "label_column", "header", "sep", "d
 
 
 def file_entry(config: dict[str, Any], name: str) -> dict[str, Any] | None:
-    """The ``file`` keys of ``datasets.<name>`` (path made absolute, a symlink kept as
-    such: its own name decides the format), or ``None``."""
+    """The ``file`` keys of ``datasets.<name>``, or ``None``. The path stays as written
+    (``~`` expanded; a relative path is relative to the working directory, a symlink is
+    kept as such: its own name decides the format): it is part of the download job's
+    re-run trigger, and an absolute form would re-run everything after the project moved
+    (issue 26 #4)."""
     entry = ((config.get("datasets") or {}).get(name)) or {}
     if "file" not in entry:
         return None
     spec = {k: entry[k] for k in _FILE_KEYS if k in entry}
-    spec["file"] = os.path.abspath(Path(spec["file"]).expanduser())
+    spec["file"] = os.path.expanduser(str(spec["file"]))
     return spec
 
 

@@ -122,6 +122,18 @@ def default_tracking_uri(output_dir: str | Path) -> str:
     return f"sqlite:///{Path(output_dir).resolve() / 'mlflow.db'}"
 
 
+def resolve_uri(uri: str) -> str:
+    """``uri`` with a relative SQLite path made absolute (relative to the working
+    directory). The workflow's rule parameters hold the URI as configured (for the default
+    store, relative to the working directory), so that moving the project changes no
+    parameter and re-runs nothing (issue 26 #4); the jobs resolve it."""
+    db = _sqlite_path(uri)
+    if db is None or db.is_absolute():
+        return uri
+    query = uri.split("?", 1)[1] if "?" in uri else ""
+    return f"sqlite:///{db.resolve()}" + (f"?{query}" if query else "")
+
+
 def _sqlite_path(uri: str) -> Path | None:
     """The database file of a ``sqlite:///`` URI (``None``: not a SQLite file store)."""
     prefix = "sqlite:///"
@@ -241,9 +253,43 @@ def data_sha256(path: str | Path) -> str:
     return h.hexdigest()
 
 
+#: the output directory's identity file (in its ``mlflow`` folder, beside the receipts)
+IDENTITY_FILE = "mlflow/output_identity.json"
+
+
+def output_identity(output_dir: str | Path) -> str:
+    """The identity of an output directory: the resolved path where its identity file was
+    first written (``<output_dir>/mlflow/output_identity.json``), which moves with the
+    directory. Run keys and the ``output_id`` tag derive from it, so a moved or renamed
+    directory (a moved project) finds its runs as they are (issue 26 #4); a directory that
+    never had the file gets its current path, the identity run keys used before the file
+    existed. A copy shares its original's identity: delete the copy's file to make it a
+    directory of its own in a store both log to."""
+    out = Path(output_dir).resolve()
+    path = out / IDENTITY_FILE
+    if path.exists():
+        identity = read_json(path).get("identity")
+        if isinstance(identity, str) and identity:
+            return identity
+    identity = str(out)
+    write_json(
+        path,
+        {
+            "identity": identity,
+            "note": "the identity of this output directory in MLflow stores; it moves with "
+            "the directory (ufs.bench.tracking.output_identity)",
+        },
+    )
+    return identity
+
+
 def output_id(output_dir: str | Path) -> str:
-    """Short id of an output directory (its resolved absolute path), a run tag."""
-    return hashlib.sha256(str(Path(output_dir).resolve()).encode()).hexdigest()[:16]
+    """Short id of an output directory (of its :func:`output_identity`), a run tag."""
+    return _id_of(output_identity(output_dir))
+
+
+def _id_of(identity: str) -> str:
+    return hashlib.sha256(identity.encode()).hexdigest()[:16]
 
 
 def setting_key(
@@ -268,14 +314,14 @@ def run_key(
     data_sha256: str,
 ) -> str:
     """A run's identity: the setting (:func:`setting_key`) in one output directory (its
-    resolved path) on one dataset content (:func:`data_sha256`)."""
+    :func:`output_identity`) on one dataset content (:func:`data_sha256`)."""
     skey = setting_key(dataset, method, pid, h_label, restarts, seed, nmi_average)
-    return _run_key_of(skey, Path(output_dir).resolve(), data_sha256)
+    return _run_key_of(skey, output_identity(output_dir), data_sha256)
 
 
-def _run_key_of(skey: str, resolved_output_dir: Path, data_hash: str) -> str:
-    """:func:`run_key` from the setting key and the already resolved output directory."""
-    blob = json.dumps([str(resolved_output_dir), data_hash, skey])
+def _run_key_of(skey: str, identity: str, data_hash: str) -> str:
+    """:func:`run_key` from the setting key and the output directory's identity."""
+    blob = json.dumps([identity, data_hash, skey])
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -578,6 +624,44 @@ def _ensure_experiment(client, name: str, loc: str | None, store_id: str) -> tup
     return exp.experiment_id, current
 
 
+def _relocate_artifacts(db: Path, uri: str, exp_id: str, loc: str) -> str | None:
+    """Point the experiment and its runs at the artifacts beside the store, when the store
+    moved together with them (a moved project, issue 26 #4); MLflow records absolute
+    artifact locations and has no API to change one. Only a location of this module's form
+    (``.../mlflow-artifacts``, :func:`default_artifact_root`) is rewritten. Returns the old
+    location, or ``None`` when nothing moved."""
+    con = sqlite3.connect(str(db), timeout=30)
+    try:
+        with con:  # one transaction
+            row = con.execute(
+                "SELECT artifact_location FROM experiments WHERE experiment_id = ?",
+                (int(exp_id),),
+            ).fetchone()
+            old = (row[0] or "").rstrip("/") if row else ""
+            if not old or old == loc.rstrip("/") or not old.endswith("/mlflow-artifacts"):
+                return None
+            new = loc.rstrip("/")
+            con.execute(
+                "UPDATE experiments SET artifact_location = ? WHERE experiment_id = ?",
+                (new, int(exp_id)),
+            )
+            runs = con.execute(
+                "SELECT run_uuid, artifact_uri FROM runs WHERE experiment_id = ?", (int(exp_id),)
+            ).fetchall()
+            con.executemany(
+                "UPDATE runs SET artifact_uri = ? WHERE run_uuid = ?",
+                [
+                    (new + a[len(old) :], rid)
+                    for rid, a in runs
+                    if a and (a == old or a.startswith(old + "/"))
+                ],
+            )
+    finally:
+        con.close()
+    _dispose_engine(uri)
+    return old
+
+
 def _create_store(db: Path, name: str, loc: str | None, store_id: str) -> tuple[str, str]:
     """Build and migrate a new store at ``mlflow.db.tmp-<pid>-<random>``, create the
     experiment, check it, then rename it onto ``db`` (atomic). On any failure nothing is
@@ -649,6 +733,13 @@ def init_experiment(
                     exp_id, sid = _retry_locked(
                         lambda: _ensure_experiment(_client(uri), name, loc, store_id)
                     )
+                    moved = loc and _relocate_artifacts(db, uri, exp_id, loc)
+                    if moved:
+                        print(
+                            f"MLflow store {db} was moved with its artifacts: artifact "
+                            f"location {moved} -> {loc}",
+                            file=sys.stderr,
+                        )
                 else:
                     exp_id, sid = _create_store(db, name, loc, store_id)
     except TrackingError:
@@ -788,8 +879,9 @@ def _log_pass(
     dataset. In a store that is not the directory's own (``legacy`` false) run names end in
     ``@<directory name>:<output id>``, so that they stay distinct in a shared experiment.
     ``out``: the output directory, resolved (run keys are :func:`run_key`'s)."""
-    oid = output_id(out)
-    counts = {"logged": 0, "skipped": 0, "replaced": 0, "removed": 0}
+    identity = output_identity(out)
+    oid = _id_of(identity)
+    counts = {"logged": 0, "skipped": 0, "replaced": 0, "removed": 0, "retagged": 0}
     keys: dict[str, str] = {}
     existing, old = _existing_runs(client, exp_id, dataset, oid, legacy)
     todo = []
@@ -798,7 +890,7 @@ def _log_pass(
             what = (ev["dataset"], ev["method"], ev["pid"], row["h_label"])
             what += (ev["restarts"], ev["seed"], ev["nmi_average"])
             skey = setting_key(*what)
-            todo.append((ev, row, skey, _run_key_of(skey, out, data_hash)))
+            todo.append((ev, row, skey, _run_key_of(skey, identity, data_hash)))
     names = _run_names(
         {
             key: {
@@ -814,27 +906,6 @@ def _log_pass(
     )
     for ev, row, skey, key in todo:
         rhash = _result_hash(ev, row)
-        same = existing.pop(key, [])
-        keep = [
-            r
-            for r in same
-            if r.info.status == "FINISHED" and r.data.tags.get("result_hash") == rhash
-        ]
-        if keep:
-            # every other run with the key goes: duplicates, and the orphan left
-            # RUNNING when a create_run request was retried after the server had
-            # committed it but the reply was lost (the HTTP client retries POSTs)
-            for r in same:
-                if r.info.run_id != keep[0].info.run_id:
-                    client.delete_run(r.info.run_id)
-            if keep[0].info.run_name != names[key]:  # logged under an older rule
-                client.update_run(keep[0].info.run_id, name=names[key])
-            keys[key] = keep[0].info.run_id
-            counts["skipped"] += 1
-            continue
-        for r in same:  # unfinished (killed) or outdated runs
-            client.delete_run(r.info.run_id)
-            counts["replaced"] += 1
         tags = {
             "run_key": key,
             "setting_key": skey,
@@ -856,6 +927,29 @@ def _log_pass(
             "code_version": ev["code_version"],
             "ufs_version": code_version,
         }
+        same = existing.pop(key, [])
+        keep = [
+            r
+            for r in same
+            if r.info.status == "FINISHED" and r.data.tags.get("result_hash") == rhash
+        ]
+        if keep:
+            # every other run with the key goes: duplicates, and the orphan left
+            # RUNNING when a create_run request was retried after the server had
+            # committed it but the reply was lost (the HTTP client retries POSTs)
+            for r in same:
+                if r.info.run_id != keep[0].info.run_id:
+                    client.delete_run(r.info.run_id)
+            if keep[0].info.run_name != names[key]:  # logged under an older rule
+                client.update_run(keep[0].info.run_id, name=names[key])
+            if _refresh_tags(client, keep[0], tags):
+                counts["retagged"] += 1
+            keys[key] = keep[0].info.run_id
+            counts["skipped"] += 1
+            continue
+        for r in same:  # unfinished (killed) or outdated runs
+            client.delete_run(r.info.run_id)
+            counts["replaced"] += 1
         keys[key] = _log_run(client, exp_id, ev, row, tags, names[key])
         counts["logged"] += 1
     # what is left: runs of keys no longer in the results (the data or the plan changed)
@@ -868,6 +962,18 @@ def _log_pass(
         client.delete_run(r.info.run_id)
         counts["removed"] += 1
     return keys, counts
+
+
+def _refresh_tags(client, run, tags: dict[str, str]) -> bool:
+    """Set the tags of a kept run that differ from what the results say now (issue 26 #5:
+    a grid change flips ``in_grid`` without changing the results; a moved directory
+    changes ``output_dir``): the store never disagrees with the tables. True if any."""
+    from mlflow.entities import RunTag
+
+    stale = [RunTag(k, v) for k, v in tags.items() if run.data.tags.get(k) != v]
+    if stale:
+        client.log_batch(run.info.run_id, tags=stale)
+    return bool(stale)
 
 
 def _facts_tags(ev: dict[str, Any]) -> dict[str, str]:

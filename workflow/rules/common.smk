@@ -41,6 +41,10 @@ MLFLOW_ENABLED = bool(MLFLOW.get("enabled", True))
 BASES = sorted({inst.base for inst in PLAN.instances.values()})
 PUBLISHED = config.get("published", "")
 PUBLISHED_CSV = f"{workflow.basedir}/config/published/{PUBLISHED}.csv" if PUBLISHED else ""
+# an input path: relative to the working directory when inside it, so that a moved project
+# re-runs nothing (issue 26 #4)
+if PUBLISHED_CSV and not os.path.relpath(PUBLISHED_CSV).startswith(".."):
+    PUBLISHED_CSV = os.path.relpath(PUBLISHED_CSV)
 if PUBLISHED and not os.path.exists(PUBLISHED_CSV):
     raise WorkflowError(f"config published: no published table {PUBLISHED_CSV}")
 GRAPHS = {s.graph_id: s.graph for _, s in PLAN.jobs() if s.graph_id}
@@ -212,5 +216,8 @@ def all_benchmarks():
     return files
 
 
-MLFLOW_URI = MLFLOW.get("tracking_uri") or ufs.bench.tracking.default_tracking_uri(OUT)
+# The rules' parameter holds the URI as configured (the default store relative to the
+# working directory): moving the project changes no parameter (issue 26 #4); jobs resolve it.
+MLFLOW_URI_PARAM = MLFLOW.get("tracking_uri") or f"sqlite:///{OUT}/mlflow.db"
+MLFLOW_URI = ufs.bench.tracking.resolve_uri(MLFLOW_URI_PARAM)
 MLFLOW_EXPERIMENT = MLFLOW.get("experiment", "ufs-bench")

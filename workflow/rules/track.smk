@@ -18,8 +18,12 @@ rule mlflow_init:
     output:
         f"{OUT}/mlflow/experiment.json",
     params:
-        uri=MLFLOW_URI,
+        # as configured (relative paths stay relative); the job resolves it
+        uri=MLFLOW_URI_PARAM,
         experiment=MLFLOW_EXPERIMENT,
+        # where a SQLite store's artifacts are (beside it): absolute on purpose, as MLflow
+        # records them. A moved project re-runs this job (and then the quick logging
+        # passes, which find every run and refresh its output_dir tag), never a fit.
         artifacts=ufs.bench.tracking.default_artifact_root(MLFLOW_URI),
         store=MLFLOW_STORE,
     log:
@@ -46,7 +50,7 @@ rule track:
     output:
         f"{OUT}/mlflow/{{dataset}}.json",
     params:
-        uri=MLFLOW_URI,
+        uri=MLFLOW_URI_PARAM,
         experiment=MLFLOW_EXPERIMENT,
         store=MLFLOW_STORE,
     log:

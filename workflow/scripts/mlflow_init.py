@@ -4,10 +4,16 @@ import sys
 
 from _job import setup
 
-from ufs.bench.tracking import TrackingError, init_experiment, runs_table_path
+from ufs.bench.tracking import (
+    TrackingError,
+    init_experiment,
+    resolve_uri,
+    runs_table_path,
+)
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
+uri = resolve_uri(sm.params.uri)
 
 
 def warn(message: str) -> None:
@@ -18,7 +24,7 @@ def warn(message: str) -> None:
 
 try:
     exp_id = init_experiment(
-        sm.params.uri,
+        uri,
         sm.params.experiment,
         sm.params.artifacts,
         sm.output[0],
@@ -29,8 +35,8 @@ except TrackingError as exc:
     print(f"ERROR: {exc}", file=sys.stderr)
     sys.exit(1)
 path = runs_table_path(exp_id)
-if sm.params.uri.lower().startswith(("http://", "https://")):
-    where = f"{sm.params.uri.rstrip('/')}{path}"
+if uri.lower().startswith(("http://", "https://")):
+    where = f"{uri.rstrip('/')}{path}"
 else:
-    where = f"`mlflow ui --backend-store-uri {sm.params.uri}`, then http://127.0.0.1:5000{path}"
+    where = f"`mlflow ui --backend-store-uri {uri}`, then http://127.0.0.1:5000{path}"
 print(f"MLflow runs table: {where}", file=sys.stderr)

@@ -6,13 +6,13 @@ from pathlib import Path
 from _job import setup
 
 import ufs
-from ufs.bench.tracking import TrackingError, data_sha256, log_evaluations
+from ufs.bench.tracking import TrackingError, data_sha256, log_evaluations, resolve_uri
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
 try:
     counts = log_evaluations(
-        sm.params.uri,
+        resolve_uri(sm.params.uri),
         sm.params.experiment,
         list(sm.input.evaluations),
         sm.output[0],
