@@ -21,14 +21,17 @@ Design (DESIGN §6):
   id (deterministic, so every process of one run agrees), a rule parameter of the
   ``mlflow_init`` and ``track`` jobs: they re-run, and no receipt claims runs in a store
   that was rebuilt.
-* Run keys identify the output directory (resolved path) and the data (:func:`data_sha256`
-  of the standardized data) besides the setting (:func:`setting_key`), so several output
-  directories can share one store. A logging job only ever reads, replaces or deletes runs
+* Run keys identify the output directory (its :func:`output_identity`, recorded in the
+  directory and moving with it) and the data (:func:`data_sha256` of the standardized data)
+  besides the setting (:func:`setting_key`), so several output directories can share one
+  store, and a moved directory finds its runs (issue 26 #4; :func:`init_experiment` points a
+  moved SQLite store at its artifacts' new place). A logging job only ever reads, replaces or deletes runs
   of its own output directory (tag ``output_id``) and dataset (in the directory's own store
   also the dataset's runs logged before runs carried that tag). A SQLite store keeps its
   artifacts beside it (:func:`default_artifact_root`), not in one of the directories.
 * Idempotent: every run carries its ``run_key`` tag and a ``result_hash`` tag. A FINISHED
-  run with the same key and hash is never logged again; a run with the key that did not
+  run with the same key and hash is never logged again (its tags that differ from what the
+  results say now, e.g. ``in_grid`` after a grid change, are set again); a run with the key that did not
   finish (a killed job) or that holds outdated results is deleted and logged afresh; runs
   of this output directory and dataset whose key is no longer in the results (e.g. the data
   changed) are deleted. Hence exactly one FINISHED run per key, and the store mirrors the
