@@ -8,6 +8,7 @@ summary.md and fit_status.json, a warning at the end of the run.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -69,9 +70,15 @@ def test_real_fits_record_their_status(tmp_path, capsys):
         {"method": "max_variance", "pid": "p3", "params": {}, "hkey": "x", "hs": [None]},
     ]
     fit(tmp_path / "data.npz", tasks, tmp_path / "fit.npz", tmp_path / "fit.json")
-    log = capsys.readouterr().err.splitlines()
+    head, *log = capsys.readouterr().err.splitlines()
+    assert re.fullmatch(
+        r"\S+ \S+ 3 task\(s\), 3 fit\(s\) of eufs, max_variance, ndfs on data", head
+    )
     assert len(log) == 3
-    assert log[0].startswith("fit eufs setting=p1 {'max_iter': 2} h=all: ")
+    # local time, "fit i of N" (issue 27), then method, setting, h
+    stamp = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[+-]\d{4}"
+    assert re.match(stamp + r" fit 1 of 3: eufs setting=p1 \{'max_iter': 2\} h=all: ", log[0])
+    assert all(f" fit {i} of 3: " in line for i, line in enumerate(log, 1))
     # ranking by row weights: the log also gives resolved_rank (h above it is degenerate)
     assert " n_iter=2 resolved_rank=" in log[0] and log[0].endswith(" status=not_converged")
     assert " n_iter=3 resolved_rank=" in log[1] and log[1].endswith(" status=fixed_budget")

@@ -82,11 +82,37 @@ def _scalar_attributes(est) -> dict[str, Any]:
     return out
 
 
-def _log_fit(method: str, pid: str, params: dict[str, Any], h, seconds: float, est, fact):
+class Progress:
+    """Counts a job's fits for its log lines: ``<local time> fit <i> of <N>``."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done = total, 0
+
+    def next(self) -> str:
+        self.done += 1
+        return f"{stamp()} fit {self.done} of {self.total}"
+
+
+def stamp() -> str:
+    """Local wall-clock time for progress lines (with the UTC offset)."""
+    return time.strftime("%Y-%m-%d %H:%M:%S%z")
+
+
+def _log_fit(
+    method: str,
+    pid: str,
+    params: dict[str, Any],
+    h,
+    seconds: float,
+    est,
+    fact,
+    progress: Progress | None = None,
+):
     """One progress line per fit on stderr (the job's log, see ``workflow/scripts/_job.py``):
-    method, setting, h, seconds, iterations and the status of :func:`fit_status`, from the
-    fit's recorded facts ``fact`` (``fit_info``, ``warnings``) and the fitted ``est``
-    (``None`` for a fit skipped for the budget); a budget exceeded adds its reason."""
+    the time and "fit i of N" (``progress``), method, setting, h, seconds, iterations and the
+    status of :func:`fit_status`, from the fit's recorded facts ``fact`` (``fit_info``,
+    ``warnings``) and the fitted ``est`` (``None`` for a fit skipped for the budget); a
+    budget exceeded adds its reason."""
     info = fact["fit_info"]
     status = fit_status(
         info,
@@ -98,8 +124,9 @@ def _log_fit(method: str, pid: str, params: dict[str, Any], h, seconds: float, e
     if "resolved_rank" in info:  # a ranking by row weights: h above it is degenerate (◊)
         iters += f" resolved_rank={info['resolved_rank']}"
     why = f" ({fact['budget_reason']})" if fact.get("budget_exceeded") else ""
+    where = progress.next() if progress is not None else f"{stamp()} fit"
     print(
-        f"fit {method} setting={pid} {params} h={'all' if h is None else h}: "
+        f"{where}: {method} setting={pid} {params} h={'all' if h is None else h}: "
         f"{seconds:.3f} s{iters} status={status}{why}",
         file=sys.stderr,
         flush=True,
@@ -131,6 +158,7 @@ def _fit_task(
     seed: int,
     pid: str = "",
     budget: float | None = None,
+    progress: Progress | None = None,
 ):
     """Fit one method for each ``h`` in ``hs``; return (arrays by label, facts by label).
 
@@ -151,7 +179,7 @@ def _fit_task(
         label = fit_label(kind, h)
         if skip:
             fits[label] = _budget_fact(h, 0.0, skip)
-            _log_fit(method, pid, params, h, 0.0, None, fits[label])
+            _log_fit(method, pid, params, h, 0.0, None, fits[label], progress)
             continue
         est = make_estimator(
             method, params, n_features_to_select=h or 1, n_clusters=k, random_state=seed
@@ -171,7 +199,7 @@ def _fit_task(
         messages = {f"{w.category.__name__}: {w.message}" for w in caught}
         if exceeded is not None:
             fits[label] = _budget_fact(h, seconds, budget_reason(exceeded), messages, cpu)
-            _log_fit(method, pid, params, h, seconds, est, fits[label])
+            _log_fit(method, pid, params, h, seconds, est, fits[label], progress)
             if isinstance(exceeded, FitBudgetExceeded):
                 skip = f"{SKIPPED_REASON} (h={h}: {fits[label]['budget_reason']})"
             continue
@@ -188,7 +216,7 @@ def _fit_task(
             "fit_info": _scalar_attributes(est),
             "warnings": sorted(messages),
         }
-        _log_fit(method, pid, params, h, seconds, est, fits[label])
+        _log_fit(method, pid, params, h, seconds, est, fits[label], progress)
     return arrays, fits
 
 
@@ -223,6 +251,14 @@ def fit(
     graph_seconds: dict[str, float] = {}
     arrays: dict[str, np.ndarray] = {}
     records = []
+    progress = Progress(sum(len(t["hs"]) for t in tasks))
+    methods = sorted({t["method"] for t in tasks})
+    print(
+        f"{stamp()} {len(tasks)} task(s), {progress.total} fit(s) of {', '.join(methods)} on "
+        f"{Path(data).stem}",
+        file=sys.stderr,
+        flush=True,
+    )
     for t in tasks:
         gid = t.get("graph_id")
         built = 0.0  # graph construction charged to this task (its first user)
@@ -243,6 +279,7 @@ def fit(
                 seed,
                 pid=t["pid"],
                 budget=budget_seconds,
+                progress=progress,
             )
         except Exception as exc:  # name the failing task; nothing of this chunk is written
             raise RuntimeError(

@@ -165,6 +165,20 @@ def chunk_code(w):
     return code + ([f"graph:{GRAPH_CODE}"] if chunk_graph_specs(w) else [])
 
 
+def chunk_message(dataset, chunk):
+    """What a fit or evaluation job does, for its ``message:`` (issue 27): the methods,
+    the data set, the settings and h."""
+    tasks = PLAN.chunks(dataset)[chunk]
+    methods = ", ".join(sorted({t.method for t in tasks}))
+    settings = len({(t.method, t.pid) for t in tasks})
+    hs = sorted({h for t in tasks for h in t.hs if h is not None})
+    if hs:
+        at = "h = " + ", ".join(map(str, hs))
+    else:  # ranking and full methods fit once; the evaluation slices the ranking per h
+        at = "one fit each, scored at h = " + ", ".join(map(str, PLAN.instances[dataset].hs))
+    return f"{methods} on {dataset} ({chunk}): {settings} setting(s), {at}"
+
+
 def evaluation_meta(dataset, chunk):
     """The protocol membership of the chunk's settings (only theirs: all of the plan's
     would make every job's params grow with the plan, and re-run every evaluation when a

@@ -10,6 +10,8 @@ rule download:
         code=DATA_CODE,
     wildcard_constraints:
         dataset=one_of(REGISTERED_DATASETS),
+    message:
+        "download {wildcards.dataset} (registered data set {params.base})"
     log:
         f"{OUT}/logs/download/{{dataset}}.log",
     benchmark:
@@ -41,6 +43,8 @@ rule download_file:
         code=DATA_CODE,
     wildcard_constraints:
         dataset=one_of(FILE_DATASETS),
+    message:
+        "read {wildcards.dataset} from {params.file[file]}"
     log:
         f"{OUT}/logs/download/{{dataset}}.log",
     benchmark:
@@ -64,6 +68,8 @@ rule standardize:
         # (config key, h values): a relative h grid resolved by the plan
         h=lambda w: [PLAN.instances[w.dataset].base, list(PLAN.instances[w.dataset].hs)],
         code=DATA_CODE,
+    message:
+        "validate and z-score {wildcards.dataset} (h = {params.h[1]})"
     log:
         f"{OUT}/logs/standardize/{{dataset}}.log",
     benchmark:
@@ -85,6 +91,8 @@ rule graph:
     params:
         spec=lambda w: GRAPHS[w.gid],
         code=GRAPH_CODE,
+    message:
+        "kNN graph {wildcards.gid} of {wildcards.dataset}, shared by several fit jobs"
     log:
         f"{OUT}/logs/graph/{{dataset}}/{{gid}}.log",
     benchmark:

@@ -13,6 +13,9 @@ rule evaluate:
         nmi_average=NMI_AVERAGE,
         seed=SEED,
         code=EVAL_CODE,
+        what=lambda w: chunk_message(w.dataset, w.chunk),
+    message:
+        "evaluate (k-means, {params.restarts} restarts) {params.what}"
     log:
         f"{OUT}/logs/evaluate/{{dataset}}/{{chunk}}.log",
     benchmark:

@@ -15,6 +15,9 @@ rule fit:
         code=chunk_code,
         # CPU seconds per single fit (ufs.bench.budget); over it the fit is budget_exceeded
         budget=(config.get("jobs") or {}).get("fit_budget_seconds", 600),
+        what=lambda w: chunk_message(w.dataset, w.chunk),
+    message:
+        "fit {params.what}"
     log:
         f"{OUT}/logs/fit/{{dataset}}/{{chunk}}.log",
     benchmark:

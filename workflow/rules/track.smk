@@ -26,6 +26,8 @@ rule mlflow_init:
         # passes, which find every run and refresh its output_dir tag), never a fit.
         artifacts=ufs.bench.tracking.default_artifact_root(MLFLOW_URI),
         store=MLFLOW_STORE,
+    message:
+        "MLflow: create or check experiment {params.experiment!r} in {params.uri}"
     log:
         f"{OUT}/logs/mlflow_init.log",
     benchmark:
@@ -53,6 +55,8 @@ rule track:
         uri=MLFLOW_URI_PARAM,
         experiment=MLFLOW_EXPERIMENT,
         store=MLFLOW_STORE,
+    message:
+        "MLflow: log the runs of {wildcards.dataset} (one per setting and h)"
     log:
         f"{OUT}/logs/track/{{dataset}}.log",
     benchmark:
