@@ -19,12 +19,15 @@ from ufs.bench.config import (
     ConfigError,
     check_config_size,
     check_duplicate_keys,
+    coerce_config_strings,
     schema_error_message,
 )
 
 try:
     check_duplicate_keys(*workflow.configfiles)  # YAML keeps the last of two silently
     check_config_size(config)
+    # --config evaluation='{restarts: 5}' gives "5": read by the schema's declared types
+    coerce_config_strings(config)
     validate(config, f"{workflow.basedir}/workflow/schemas/config.schema.yaml")
 except (ConfigError, WorkflowError) as exc:  # the key and the rule, not the value in full
     raise WorkflowError(schema_error_message(exc)) from None
@@ -55,3 +58,11 @@ onsuccess:
     _fit_warning = fit_status_warning(f"{OUT}/fit_status.json")
     if _fit_warning:
         logger.warning(_fit_warning)
+    if MLFLOW_ENABLED and (_hint := ufs.bench.tracking.runs_table_hint(f"{OUT}/mlflow/experiment.json")):
+        logger.info(_hint)
+
+
+# the runs-table link at the end of every run, failed ones too (issue 27)
+onerror:
+    if MLFLOW_ENABLED and (_hint := ufs.bench.tracking.runs_table_hint(f"{OUT}/mlflow/experiment.json")):
+        logger.info(_hint)

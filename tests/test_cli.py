@@ -41,3 +41,48 @@ def test_demo_clamps_h_to_the_features_and_says_so(capsys):
     captured = capsys.readouterr()
     assert "using h = 13" in captured.err and "h=13" in captured.out
     assert "random" in captured.out
+
+
+def test_version_is_the_installed_distributions(capsys):
+    import tomllib
+    from importlib.metadata import version
+
+    from tests.workflow_helpers import REPO
+    from ufs.cli import DISTRIBUTION
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert DISTRIBUTION == project["name"]
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == f"ufs {version(project['name'])}\n"
+
+
+def _parsers(parser):
+    """``parser`` and every subcommand's parser, with its name."""
+    import argparse
+
+    yield parser.prog, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for parsers in action.choices.values():
+                yield from _parsers(parsers)
+
+
+def test_every_option_and_subcommand_has_a_help_text():
+    import argparse
+
+    from ufs.cli import build_parser
+
+    missing = []
+    for prog, parser in _parsers(build_parser()):
+        for action in parser._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            if not action.help:
+                missing.append(f"{prog} {'/'.join(action.option_strings) or action.dest}")
+            if isinstance(action, argparse._SubParsersAction):
+                helped = {a.dest for a in action._choices_actions if a.help}
+                missing += [f"{prog} {name}" for name in action.choices if name not in helped]
+    assert len(list(_parsers(build_parser()))) == 6  # ufs and its five commands
+    assert missing == []

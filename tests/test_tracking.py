@@ -54,13 +54,17 @@ def _evaluation(path, dataset="toy", hs=(2, 4)):
     return path
 
 
-def _active(uri, experiment):
+def _active(uri, experiment, parents=False):
+    """The active runs of the settings (``parents``: the parent runs instead)."""
     from mlflow.entities import ViewType
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=uri)
     exp = client.get_experiment_by_name(experiment)
-    return client.search_runs([exp.experiment_id], run_view_type=ViewType.ACTIVE_ONLY)
+    runs = client.search_runs(
+        [exp.experiment_id], run_view_type=ViewType.ACTIVE_ONLY, max_results=10000
+    )
+    return [r for r in runs if ("ufs.parent" in r.data.tags) == parents]
 
 
 def _leftovers(directory):
@@ -140,9 +144,18 @@ def test_server_experiment_leaves_artifacts_to_the_server(tmp_path, monkeypatch,
             created[name] = (artifact_location, tags)
             return "7"
 
+        def get_experiment(self, exp_id):
+            return type("E", (), {"tags": dict(created["srv"][1])})()
+
+        def set_experiment_tag(self, exp_id, key, value):
+            created["srv"][1][key] = value
+
     monkeypatch.setattr(tracking, "_client", lambda uri: Client())
     tracking.init_experiment("http://127.0.0.1:5000", "srv", tmp_path / "a", tmp_path / "r.json")
     assert created["srv"][0] is None and created["srv"][1][tracking.STORE_TAG]
+    # the description links the runs table on the server itself
+    note = created["srv"][1]["mlflow.note.content"]
+    assert "(http://127.0.0.1:5000/#/experiments/7/runs?workflowType=machine_learning)" in note
     # a server is not inspected when the workflow is planned
     assert tracking.planned_store_id("http://127.0.0.1:5000", "srv", tmp_path / "r.json") == (
         "",
@@ -267,12 +280,13 @@ def test_output_dirs_sharing_a_store_touch_only_their_own_runs(tmp_path, pristin
     assert len(b_runs) == len(a_runs) == 2 and len(_active(uri, "e")) == 4
     assert len({r.data.tags["run_key"] for r in _active(uri, "e")}) == 4
     assert {r.data.tags["output_dir"] for r in a_runs.values()} == {str(out_a.resolve())}
-    # a's data changed: its runs are replaced under new keys, the stale ones removed; b intact
+    # a's data changed: its runs are replaced under new keys, the stale ones (and their
+    # parent run) removed; b intact
     assert log(out_a, "ha2") == {
         "logged": 2,
         "skipped": 0,
         "replaced": 0,
-        "removed": 2,
+        "removed": 3,
         "retagged": 0,
     }
     assert runs_of(out_b).keys() == b_runs.keys()
@@ -369,10 +383,13 @@ def test_experiment_opens_on_the_runs_table(tmp_path, pristine):
     for _ in range(2):
         tracking.init_experiment(uri, "old", None, tmp_path / "o.json", store_id="s2")
         tracking.init_experiment(uri, "chosen", None, tmp_path / "c.json", store_id="s3")
-        assert client.get_experiment(old).tags == {tracking.STORE_TAG: "s0", key: kind}
+        note = {"mlflow.note.content": tracking.experiment_description(old, uri)}
+        assert client.get_experiment(old).tags == {tracking.STORE_TAG: "s0", key: kind, **note}
+        note = {"mlflow.note.content": tracking.experiment_description(chosen, uri)}
         assert client.get_experiment(chosen).tags == {
             key: "genai_development",
             tracking.STORE_TAG: "s3",
+            **note,
         }
 
 
@@ -410,7 +427,7 @@ def test_run_names_lead_with_dataset_method_and_h_and_are_unique(tmp_path, prist
         for m, s in [
             ("kmeans_ufs", "gamma=10000,nu=1e-06"),
             ("random", "default"),
-            ("mcfs", "p3"),  # k=v,... longer than SETTING_LABEL_MAX
+            ("mcfs", "coen=unit,larm=lasso,nn=5"),  # keys abbreviated: k=v,... too long
             ("udfs", "p4"),
             ("udfs", "p5"),
         ]
@@ -561,3 +578,90 @@ def test_resolve_uri_makes_relative_sqlite_paths_absolute(tmp_path, monkeypatch)
     )
     assert tracking.resolve_uri("sqlite:////abs/m.db") == "sqlite:////abs/m.db"
     assert tracking.resolve_uri("http://127.0.0.1:5000") == "http://127.0.0.1:5000"
+
+
+def test_runs_open_on_what_a_reader_needs(tmp_path, pristine):
+    """Issue 27: parent runs per data set × method, the tables' protocol words, the setting
+    the label-tuned table chose, the commit that computed it, the data set input, Duration =
+    fit time, and the all-features reference at every h."""
+    from mlflow.tracking import MlflowClient
+
+    uri = _store(pristine, tmp_path)
+    tracking.init_experiment(uri, "e", tmp_path / "art", tmp_path / "init.json")
+    ev = _evaluations(
+        tmp_path / "c.json",
+        [("laplacian_score", "p1", {"n_neighbors": 5}), ("laplacian_score", "p2", {})],
+    )
+    doc = json.loads(ev.read_text())
+    doc["evaluations"][0]["git_commit"] = "abc123-dirty"
+    doc["evaluations"][1].update(label_free=False, in_grid=True)
+    full = {**doc["evaluations"][0], "method": "all_features", "pid": "pa", "params": {}}
+    full["kind"] = "full"
+    full["results"] = [{**doc["evaluations"][0]["results"][0], "h": None, "h_label": "all"}]
+    doc["evaluations"].append(full)
+    ev.write_text(json.dumps(doc))
+    table = tmp_path / "toy.csv"
+    table.write_text(
+        "dataset,method,pid,h_label,protocol\n"
+        "toy,laplacian_score,p2,2,oracle\ntoy,laplacian_score,p1,4,oracle\n"
+        "toy,laplacian_score,p1,2,label_free\nother,laplacian_score,p1,2,oracle\n"
+    )
+    kw = {"dataset": "toy", "output_dir": tmp_path, "data_sha256": "d" * 64}
+    extra = {
+        "hs": [2, 4],
+        "table": table,
+        "data_source": "results/data/toy.npz",
+        "data_profile": {"n_samples": 10, "n_features": 4, "n_classes": 2},
+    }
+    counts = tracking.log_evaluations(uri, "e", [ev], tmp_path / "r.json", **kw, **extra)
+    assert counts["logged"] == 6  # 2 settings × 2 h + all_features at each h
+    runs = _active(uri, "e")
+    parents = {r.info.run_name: r.info.run_id for r in _active(uri, "e", parents=True)}
+    assert set(parents) == {"toy/laplacian_score", "toy/all_features"}
+    for r in runs:
+        assert r.data.tags["mlflow.parentRunId"] == parents[f"toy/{r.data.tags['method']}"]
+    by = {(r.data.tags["method"], r.data.tags["params_id"], r.data.params["h"]): r for r in runs}
+    assert {k: r.data.tags["selected_by_label_tuning"] for k, r in by.items()} == {
+        ("laplacian_score", "p1", "2"): "false",
+        ("laplacian_score", "p1", "4"): "true",
+        ("laplacian_score", "p2", "2"): "true",
+        ("laplacian_score", "p2", "4"): "false",
+        ("all_features", "pa", "2"): "false",
+        ("all_features", "pa", "4"): "false",
+    }
+    assert by["laplacian_score", "p1", "2"].data.tags["protocol"] == "label-free"
+    assert by["laplacian_score", "p2", "2"].data.tags["protocol"] == "label-tuned"
+    assert by["laplacian_score", "p1", "2"].data.tags["mlflow.source.git.commit"] == "abc123"
+    assert by["laplacian_score", "p1", "2"].data.tags["git_commit"] == "abc123-dirty"
+    assert by["all_features", "pa", "4"].data.tags["h_all"] == "true"
+    for r in runs:
+        (di,) = r.inputs.dataset_inputs
+        assert di.dataset.name == "toy" and json.loads(di.dataset.profile)["n_features"] == 4
+        assert r.info.end_time - r.info.start_time == 100  # fit_seconds 0.1
+    # a second pass keeps every run and parent
+    again = tracking.log_evaluations(uri, "e", [ev], tmp_path / "r.json", **kw, **extra)
+    assert again["logged"] == 0 and again["skipped"] == 6
+    assert {r.info.run_id for r in _active(uri, "e", parents=True)} == set(parents.values())
+    # the label-tuned choice changes (a new grid): only the tags move
+    table.write_text("dataset,method,pid,h_label,protocol\ntoy,laplacian_score,p1,2,oracle\n")
+    moved = tracking.log_evaluations(uri, "e", [ev], tmp_path / "r.json", **kw, **extra)
+    assert moved["logged"] == 0 and moved["retagged"] == 3
+    client = MlflowClient(tracking_uri=uri)
+    assert (
+        client.get_run(by["laplacian_score", "p1", "2"].info.run_id).data.tags[
+            "selected_by_label_tuning"
+        ]
+        == "true"
+    )
+
+
+def test_runs_table_hint_reads_the_receipt(tmp_path):
+    receipt = tmp_path / "experiment.json"
+    assert tracking.runs_table_hint(receipt) is None
+    receipt.write_text(json.dumps({"tracking_uri": "sqlite:////x/m.db", "runs_table": "/#/e"}))
+    assert tracking.runs_table_hint(receipt) == (
+        "MLflow runs table: run `mlflow ui --backend-store-uri sqlite:////x/m.db`, then open "
+        "http://127.0.0.1:5000/#/e"
+    )
+    receipt.write_text(json.dumps({"tracking_uri": "http://h:5000/", "runs_table": "/#/e"}))
+    assert tracking.runs_table_hint(receipt) == "MLflow runs table: http://h:5000/#/e"

@@ -1,5 +1,5 @@
 """Config validation: bad configs fail before any job runs, naming the offending key;
-static checks of the workflow (lint, conda env agrees with pyproject)."""
+static checks of the workflow (lint; the conda envs: tests/test_envs.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import copy
 import re
 import subprocess
 import sys
-import tomllib
 
 import pytest
 import yaml
@@ -89,18 +88,6 @@ def test_default_config_and_tiny_config_are_valid():
     plan = build_plan(default)
     assert plan.instances and plan.settings
     build_plan(TINY)
-
-
-def test_conda_env_matches_pyproject():
-    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
-    env = yaml.safe_load((REPO / "workflow" / "envs" / "ufs.yaml").read_text())["dependencies"]
-
-    def norm(spec: str) -> tuple[str, str]:
-        m = re.match(r"([A-Za-z0-9_.\-]+)\s*(.*)", spec)
-        return m.group(1).lower().replace("_", "-"), m.group(2).replace(" ", "")
-
-    conda = dict(norm(d) for d in env if isinstance(d, str) and not d.startswith(("python", "pip")))
-    assert conda == dict(norm(d) for d in deps)
 
 
 def test_snakemake_lint_is_clean():

@@ -79,10 +79,8 @@ def expected_run_count(config: dict) -> int:
     from ufs.bench.config import build_plan
 
     plan = build_plan(config)
-    n = 0
-    for d, s in plan.jobs():
-        n += 1 if s.kind == "full" else len(plan.instances[d].hs)
-    return n
+    # one run per setting and h; the all-features reference too is logged at every h
+    return sum(len(plan.instances[d].hs) for d, _ in plan.jobs())
 
 
 def finished_runs(workdir: Path, experiment: str) -> list:
@@ -95,7 +93,8 @@ def finished_runs(workdir: Path, experiment: str) -> list:
     runs = client.search_runs(
         [exp.experiment_id], run_view_type=ViewType.ACTIVE_ONLY, max_results=10000
     )
-    return [r for r in runs if r.info.status == "FINISHED"]
+    # the settings' runs; the parent runs (one per data set × method) only group them
+    return [r for r in runs if r.info.status == "FINISHED" and "ufs.parent" not in r.data.tags]
 
 
 def result_tables(workdir: Path) -> dict:

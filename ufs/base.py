@@ -16,7 +16,15 @@ Constant features (one rule for every method): a zero-variance feature carries n
 cluster information and cannot be standardised, so it is removed before the method
 sees the data, placed after every informative feature in ``feature_order_`` (by index)
 and never selected; ``n_features_to_select`` may not exceed the number of non-constant
-features. A :class:`ConstantFeaturesWarning` names how many were dropped.
+features. One :class:`ConstantFeaturesWarning` per fit names the dropped features (column
+names after a fit on a DataFrame with string column names, else indices) and points at
+the line that called ``fit`` (or ``fit_transform``, a pipeline's ``fit``: the first frame
+outside this module and scikit-learn).
+
+``n_features_to_select`` is an integer (a number of features) or, as in scikit-learn's
+``RFE``, a float in ``(0, 1]``: a fraction of the non-constant features,
+``max(1, floor(fraction · n_informative))`` (:func:`ufs.validation.fraction_to_count`;
+constant features do not count, so ``1.0`` selects every non-constant feature).
 
 One cluster (``n_clusters=1``) is accepted by every method that takes ``n_clusters``:
 each model is defined for ``c = 1`` — its cluster indicator, pseudo-label or embedding
@@ -36,12 +44,15 @@ not numbers are refused with scikit-learn's messages (:func:`check_input`).
 from __future__ import annotations
 
 import numbers
+import os
+import sys
 import warnings
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
+import sklearn
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted
@@ -76,7 +87,46 @@ KINDS = ("ranking", "subset", "full")
 
 
 class ConstantFeaturesWarning(UserWarning):
-    """Constant features were found; they are excluded from selection."""
+    """Constant features were found; they are excluded from selection (the message names
+    them; one warning per fit)."""
+
+
+#: a constant-features warning lists at most this many features, then "… and N more"
+MAX_NAMED_FEATURES = 10
+#: frames a warning of ``fit`` skips to reach its caller: this module and scikit-learn
+#: (``fit_transform``, pipelines and ``set_output`` wrappers call ``fit`` from there)
+_INTERNAL_FILES = (
+    os.path.realpath(__file__),
+    os.path.join(os.path.dirname(os.path.realpath(sklearn.__file__)), ""),
+)
+
+
+def _caller_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning issued by the calling function point at the
+    first frame outside this module and scikit-learn: the user's line, whether it called
+    ``fit`` directly or through ``fit_transform`` or a pipeline."""
+    frame = sys._getframe(1)  # the function that warns: stacklevel 1
+    level = 1
+    while frame.f_back is not None and os.path.realpath(frame.f_code.co_filename).startswith(
+        _INTERNAL_FILES
+    ):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def _constant_features_message(constant: np.ndarray, names: np.ndarray | None) -> str:
+    """``"2 constant feature(s) excluded from selection (columns 'b', 'd')"``: the names
+    (``names``, a fit on a DataFrame) or indices of the constant features, at most
+    :data:`MAX_NAMED_FEATURES` of them."""
+    idx = np.flatnonzero(constant)
+    shown = idx[:MAX_NAMED_FEATURES]
+    labels = [repr(str(names[i])) for i in shown] if names is not None else [str(i) for i in shown]
+    what = "columns" if names is not None else "indices"
+    more = f", … and {idx.size - shown.size} more" if idx.size > shown.size else ""
+    return (
+        f"{idx.size} constant feature(s) excluded from selection ({what} {', '.join(labels)}{more})"
+    )
 
 
 class DegenerateFitWarning(UserWarning):
@@ -249,9 +299,9 @@ class UFSSelector(SelectorMixin, BaseEstimator):
         self.check_shape(n, informative.size, getattr(self, "_k", None))
         if constant.any():
             warnings.warn(
-                f"{int(constant.sum())} constant feature(s) excluded from selection",
+                _constant_features_message(constant, getattr(self, "feature_names_in_", None)),
                 ConstantFeaturesWarning,
-                stacklevel=2,
+                stacklevel=_caller_stacklevel(),
             )
         Xi = X[:, informative] if constant.any() else X
         sel = self._fit(Xi)
@@ -369,10 +419,11 @@ class UFSSelector(SelectorMixin, BaseEstimator):
         check_is_fitted(self, "support_")
         return self.support_
 
-    def select_prefix(self, h: int) -> np.ndarray:
-        """Indices of the best ``h`` features of a fitted ranking method."""
+    def select_prefix(self, h: int | float) -> np.ndarray:
+        """Indices of the best ``h`` features of a fitted ranking method (``h`` as
+        ``n_features_to_select``: a count or a fraction of the non-constant features)."""
         check_is_fitted(self, "feature_order_")
-        check_n_features_to_select(
+        h = check_n_features_to_select(
             h, self.n_features_in_, n_informative=self.n_features_in_ - self.constant_features_.size
         )
         return self.feature_order_[:h]

@@ -277,37 +277,82 @@ def _parity(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ufs", description=__doc__)
-    sub = parser.add_subparsers(dest="cmd", required=True)
+#: the distribution whose version ``ufs --version`` prints (``[project] name`` in pyproject.toml)
+DISTRIBUTION = "ufs-bench"
+
+
+def package_version() -> str:
+    """The installed version of :data:`DISTRIBUTION` (``importlib.metadata``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return f"unknown ({DISTRIBUTION} is not installed; pip install -e .)"
+
+
+def _add_methods(sub) -> None:
     met = sub.add_parser(
         "methods", help="list registered methods: kind, paper, label-free defaults, grid"
     )
-    met.add_argument("names", nargs="*", help="only these methods")
+    met.add_argument("names", nargs="*", help="only these methods (default: all)")
     met.add_argument("--brief", action="store_true", help="one line per method")
+
+
+def _add_demo(sub) -> None:
     demo = sub.add_parser("demo", help="select features on a bundled dataset and evaluate")
-    demo.add_argument("--dataset", default="digits", choices=["digits", "wine", "breast_cancer"])
+    demo.add_argument(
+        "--dataset",
+        default="digits",
+        choices=["digits", "wine", "breast_cancer"],
+        help="bundled dataset to select from (default: %(default)s)",
+    )
     demo.add_argument(
         "--h", type=int, default=20, help="features to select (at most the dataset's features)"
     )
-    demo.add_argument("--restarts", type=int, default=20)
     demo.add_argument(
-        "--methods", nargs="+", default=["all_features", "random", "kmeans_ufs", "kmeans_ufs_exact"]
+        "--restarts",
+        type=int,
+        default=20,
+        help="k-means restarts of the clustering evaluation (default: %(default)s)",
     )
+    methods = ["all_features", "random", "kmeans_ufs", "kmeans_ufs_exact"]
+    demo.add_argument(
+        "--methods",
+        nargs="+",
+        default=methods,
+        help=f"registered methods to run ('ufs methods' lists them; default: {' '.join(methods)})",
+    )
+
+
+def _add_reproduction(sub) -> None:
     rep = sub.add_parser("reproduction", help="collect paper comparisons into one markdown report")
-    rep.add_argument("--results", default="results")
-    rep.add_argument("--out", default="docs/reproduction.md")
+    rep.add_argument(
+        "--results", default="results", help="folder of the runs' results (default: %(default)s)"
+    )
+    rep.add_argument("--out", default="docs/reproduction.md", help="the report to write")
     rep.add_argument(
         "--drop-missing",
         action="store_true",
         help="drop sections of runs without results under --results (default: keep them)",
     )
+
+
+def _add_benchmark_report(sub) -> None:
     bench = sub.add_parser(
         "benchmark-report", help="write the benchmark report from a benchmark run's results"
     )
-    bench.add_argument("--results", default="results/benchmark")
-    bench.add_argument("--config", default="config/experiments/benchmark.yaml")
-    bench.add_argument("--out", default="docs/benchmark.md")
+    bench.add_argument(
+        "--results",
+        default="results/benchmark",
+        help="the benchmark run's results folder (default: %(default)s)",
+    )
+    bench.add_argument(
+        "--config",
+        default="config/experiments/benchmark.yaml",
+        help="the config the run was made with (default: %(default)s)",
+    )
+    bench.add_argument("--out", default="docs/benchmark.md", help="the report to write")
     bench.add_argument("--img-dir", default="docs/img", help="where the CD diagrams go")
     bench.add_argument(
         "--note", default="", help="how the run was made (overrides, slices): shown under the scope"
@@ -329,6 +374,9 @@ def main(argv: list[str] | None = None) -> int:
         help="results of the input-scaling overlays (<dir>/<space>/tables): compare the "
         "ranking of the seed methods on z-scored, raw and [0, 1] inputs",
     )
+
+
+def _add_parity(sub) -> None:
     par = sub.add_parser("parity", help="compare with the authors' code's reference outputs")
     par.add_argument("--root", default=None, help="shared/parity folder (default: beside the repo)")
     par.add_argument("--out", default="docs/parity.md", help="the report to write")
@@ -339,16 +387,38 @@ def main(argv: list[str] | None = None) -> int:
         "(default: the datasets folder beside the parity root)",
     )
     par.add_argument("--only", nargs="+", help="run only these case tags")
-    args = parser.parse_args(argv)
-    if args.cmd == "reproduction":
-        return _reproduction(args)
-    if args.cmd == "benchmark-report":
-        return _benchmark_report(args)
-    if args.cmd == "parity":
-        return _parity(args)
-    if args.cmd == "methods":
-        return _methods(args)
-    return _demo(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ufs`` argument parser: every option and subcommand has a help text."""
+    parser = argparse.ArgumentParser(prog="ufs", description=__doc__)
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {package_version()}",
+        help="print the installed version of ufs-bench and exit",
+    )
+    sub = parser.add_subparsers(
+        dest="cmd", required=True, metavar="COMMAND", help="what to do (COMMAND -h: its options)"
+    )
+    for add in (_add_methods, _add_demo, _add_reproduction, _add_benchmark_report, _add_parity):
+        add(sub)
+    return parser
+
+
+_COMMANDS = {
+    "reproduction": _reproduction,
+    "benchmark-report": _benchmark_report,
+    "parity": _parity,
+    "methods": _methods,
+    "demo": _demo,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``ufs`` command line with ``argv`` (default ``sys.argv[1:]``); the exit code."""
+    args = build_parser().parse_args(argv)
+    return _COMMANDS[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -202,15 +202,31 @@ def methods_with_role(*roles: str) -> list[str]:
 
 def make_estimator(
     name: str,
+    /,
     params: dict[str, Any] | None = None,
     *,
-    n_features_to_select: int | None = None,
+    n_features_to_select: int | float | None = None,
     n_clusters: int | None = None,
     random_state: int | None = None,
+    **method_params: Any,
 ) -> UFSSelector:
-    """Instantiate a registered method; context parameters are passed where accepted."""
+    """Instantiate a registered method; context parameters are passed where accepted.
+
+    The method's parameters come as a dict (``make_estimator("mcfs", {"n_neighbors":
+    5})``, how the workflow passes a setting), as keywords (``make_estimator("mcfs",
+    n_neighbors=5)``) or both; a parameter given both ways is a ``TypeError`` naming it.
+    ``name`` is positional only; ``params`` may be given by keyword, as before.
+    ``n_features_to_select`` is a count or a fraction in ``(0, 1]`` of the non-constant
+    features (:func:`ufs.validation.check_n_features_to_select`).
+    """
+    twice = sorted(set(params or {}) & set(method_params))
+    if twice:
+        raise TypeError(
+            f"make_estimator({name!r}) got parameter(s) {twice} both in params and as "
+            "keywords; give each once"
+        )
     spec = get_method(name)
-    params = dict(params or {})
+    params = {**(params or {}), **method_params}
     spec.check_params(params)
     accepted = set(_init_params(spec.cls))
     context = {

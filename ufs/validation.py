@@ -23,6 +23,7 @@ __all__ = [
     "check_labels",
     "check_n_clusters",
     "check_n_features_to_select",
+    "fraction_to_count",
     "column_scale",
     "constant_feature_mask",
     "check_penalty_schedule",
@@ -112,9 +113,50 @@ def check_n_clusters(n_clusters, n_samples: int) -> int:
     return k
 
 
+def fraction_to_count(fraction: float, n_features: int) -> int:
+    """The number of features a fraction in ``(0, 1]`` of ``n_features`` stands for:
+    ``max(1, floor(fraction · n_features))``.
+
+    scikit-learn's ``RFE`` and ``SequentialFeatureSelector`` take ``int(fraction ·
+    n_features)``; here the product is first rounded to 9 decimals, so that a product
+    that is an integer up to floating-point round-off counts as that integer (``0.29 ·
+    100`` is ``28.999999999999996`` in floating point: 29 features here, 28 with
+    ``int``). At least one feature is selected, however small the fraction.
+    """
+    if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real):
+        raise ValueError(f"a fraction of the features must be a real number; got {fraction!r}")
+    f = float(fraction)
+    if not (math.isfinite(f) and 0.0 < f <= 1.0):
+        hint = (
+            f" (for {int(f)} features pass the integer {int(f)})"
+            if f > 1 and f.is_integer()
+            else ""
+        )
+        raise ValueError(
+            "n_features_to_select must be an integer (a number of features) or a float in "
+            f"(0, 1] (a fraction of them); got {fraction!r}{hint}"
+        )
+    return max(1, math.floor(round(f * n_features, 9)))
+
+
 def check_n_features_to_select(h, n_features: int, *, n_informative: int | None = None) -> int:
-    """``1 <= h <= n_features`` (and ``<= n_informative`` non-constant features if given)."""
-    h = _check_int(h, "n_features_to_select")
+    """The number of features to select: ``1 <= h <= n_features`` (and ``<= n_informative``
+    non-constant features if given).
+
+    ``h`` is an integer (a count) or, as in scikit-learn's ``RFE`` and
+    ``SequentialFeatureSelector``, a float in ``(0, 1]``: a fraction of the features the
+    method sees, which are the non-constant ones (``n_informative``; ``n_features`` when
+    it is not given), turned into a count by :func:`fraction_to_count`. Constant features
+    do not count: ``1.0`` selects every non-constant feature, and a fraction never asks
+    for a constant one. Integer floats above 1 (``3.0``) are refused, not read as counts.
+    """
+    if isinstance(h, numbers.Real) and not isinstance(h, numbers.Integral):
+        return fraction_to_count(h, n_features if n_informative is None else n_informative)
+    if isinstance(h, bool) or not isinstance(h, numbers.Integral):
+        raise ValueError(
+            f"n_features_to_select must be an integer or a fraction in (0, 1]; got {h!r}"
+        )
+    h = int(h)
     if h < 1:
         raise ValueError(f"n_features_to_select must be >= 1; got {h}")
     if h > n_features:

@@ -6,12 +6,17 @@ method that cannot fit a dataset's shape, names that cannot be file names, an ou
 directory that would hold the repository or the home directory, a config inflated by YAML
 aliases — and raises :class:`ConfigError` naming the offending key, before any job runs.
 
+Nested ``--config`` overrides (``--config evaluation='{restarts: 5}'``) reach the config as
+strings (Snakemake reads them with YAML's base loader); the Snakefile reads them by the
+schema's declared types (:func:`coerce_config_strings`) right before the schema.
+
 Planning is linear in the number of settings: the plan's task chunks and its setting
 index are built once, so every per-job lookup of the workflow is a dict access.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import reprlib
@@ -43,6 +48,8 @@ __all__ = [
     "relative_h",
     "resolve_h",
     "check_config_size",
+    "coerce_config_strings",
+    "SCHEMA_PATH",
     "check_duplicate_keys",
     "schema_error_message",
     "short_repr",
@@ -177,7 +184,8 @@ def check_config_size(config: Any) -> None:
     A YAML alias (``*name``) is one shared object after loading, but the JSON-schema
     validation, error messages and the plan walk every use of it: a "billion laughs"
     config would take hours. The walk stops at the limit, so this takes well under a
-    second whatever the config. Run it before validating the config.
+    second whatever the config. Run it before validating the config (and before
+    :func:`coerce_config_strings`).
     """
     count = 0
     keys: list = []  # the key of every container being walked
@@ -213,6 +221,141 @@ def check_config_size(config: Any) -> None:
             )
         stack.append(children)
         keys.append(key)
+
+
+#: the workflow's config schema (a checkout's ``workflow/schemas``; an install of the package
+#: without the workflow has none, and strings are then left to the schema as they are)
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+
+# YAML 1.2 core-schema scalars (decimal integers; finite floats; no .inf, .nan, 0x, 0o)
+_INT_RE = re.compile(r"[-+]?[0-9]+")
+_FLOAT_RE = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_NULLS = ("null", "Null", "NULL", "~", "")
+_NO = object()  # "does not parse as that type"
+
+
+def _parse_as(text: str, kind: str) -> Any:
+    """``text`` read as the JSON-schema type ``kind`` by the YAML 1.2 core schema, else
+    ``_NO``: ``integer`` decimal digits with an optional sign; ``number`` those or a
+    finite float (``2.5``, ``1e-3``, ``.5``); ``boolean`` true/false (also Title and UPPER
+    case); ``null`` null, ``~`` or nothing."""
+    if kind in ("integer", "number") and _INT_RE.fullmatch(text):
+        return int(text)
+    if kind == "number" and _FLOAT_RE.fullmatch(text):
+        return float(text)
+    if kind == "boolean" and text in _BOOLS:
+        return _BOOLS[text]
+    if kind == "null" and text in _NULLS:
+        return None
+    return _NO
+
+
+def _branches(schema: Any) -> list[dict]:
+    """The alternatives a value may match: the ``oneOf`` / ``anyOf`` branches (flattened),
+    else the schema itself."""
+    if not isinstance(schema, dict):
+        return []
+    alternatives = schema.get("oneOf", []) + schema.get("anyOf", [])
+    if not alternatives:
+        return [schema]
+    return [b for alt in alternatives for b in _branches(alt)]
+
+
+def _declared_types(branch: dict) -> list[str] | None:
+    """The JSON types a schema branch declares (``type``, else those of its ``enum``
+    values), ``None`` when it declares none."""
+    if "type" in branch:
+        t = branch["type"]
+        return [t] if isinstance(t, str) else list(t)
+    if "enum" in branch:
+        names = {
+            bool: "boolean",
+            int: "integer",
+            float: "number",
+            str: "string",
+            type(None): "null",
+        }
+        return [names[type(v)] for v in branch["enum"] if type(v) in names]
+    return None
+
+
+def _coerce_string(text: str, schema: Any) -> Any:
+    """``text`` read by the types ``schema`` declares, or ``text`` itself when a branch
+    accepts it as a string or declares no type (the schema then has the last word)."""
+    parsed = []
+    for branch in _branches(schema):
+        types, enum = _declared_types(branch), branch.get("enum")
+        if types is None or ("string" in types and (enum is None or text in enum)):
+            return text
+        for kind in ("null", "boolean", "integer", "number"):
+            value = _parse_as(text, kind) if kind in types else _NO
+            if value is not _NO and (enum is None or value in enum):
+                parsed.append(value)
+                break
+    return parsed[0] if parsed else text
+
+
+def _child_schema(schema: Any, value: Any, key: Any) -> Any:
+    """The schema of ``value[key]`` in the branch of ``schema`` that fits ``value`` (a
+    mapping: ``properties``, else ``additionalProperties``; a list: ``items``)."""
+    for branch in _branches(schema):
+        if isinstance(value, dict):
+            sub = branch.get("properties", {}).get(key, branch.get("additionalProperties"))
+        else:
+            sub = branch.get("items")
+        if isinstance(sub, dict):
+            return sub
+    return None
+
+
+def _coerce(value: Any, schema: Any, path: list, changed: list[str]) -> Any:
+    if isinstance(value, str):
+        new = _coerce_string(value, schema)
+        if new is not value:
+            changed.append(_key_path(path))
+        return new
+    if isinstance(value, dict | list):
+        keys = list(value) if isinstance(value, dict) else range(len(value))
+        for k in keys:
+            sub = _child_schema(schema, value, k)
+            if sub is not None:
+                value[k] = _coerce(value[k], sub, [*path, k], changed)
+    return value
+
+
+@functools.cache
+def _load_schema(path: Path, mtime_ns: int) -> dict:
+    """The parsed schema file (once per version of the file; callers do not modify it)."""
+    import yaml
+
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def coerce_config_strings(config: dict[str, Any], schema: dict | None = None) -> list[str]:
+    """Read the strings of ``config`` by the types ``schema`` declares for them, in place;
+    return the key paths changed.
+
+    ``snakemake --config evaluation='{restarts: 5}'`` gives ``{"restarts": "5"}``
+    (Snakemake reads a nested value with YAML's base loader: every scalar a string), which
+    the schema refuses (``'5' is not of type 'integer'``). A string is replaced only where
+    the schema declares a type other than string for it (``type``, or the values of an
+    ``enum``; inside ``oneOf`` / ``anyOf``, the branch of the value's shape) and the
+    string parses cleanly as that type by the YAML 1.2 core schema (:func:`_parse_as`):
+    ``"5"`` for an integer, ``"1e-3"`` for a number, ``"true"`` for a boolean, ``"~"``
+    for null. A string the schema accepts as a string stays one (``label_column: "3"`` is
+    a column name), and so do strings where the schema declares no type (method
+    ``grid`` and ``defaults`` values: the schema refuses those that look like numbers);
+    anything else is left for the schema to refuse. ``schema``: the parsed schema, by
+    default :data:`SCHEMA_PATH` (none there: nothing is changed).
+    """
+    if schema is None:
+        if not SCHEMA_PATH.is_file():
+            return []
+        schema = _load_schema(SCHEMA_PATH, SCHEMA_PATH.stat().st_mtime_ns)
+    changed: list[str] = []
+    _coerce(config, schema, [], changed)
+    return changed
 
 
 @dataclass(frozen=True)
@@ -506,7 +649,8 @@ def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
     """Validate ``config`` semantically and expand it into a :class:`Plan`.
 
     ``warn``: also issue what :attr:`Plan.warnings` records as a :class:`PlanSizeWarning`
-    (the workflow logs ``Plan.warnings`` itself)."""
+    (the workflow logs ``Plan.warnings`` itself). Strings are not coerced here: the
+    Snakefile has read the ``--config`` ones by the schema (:func:`coerce_config_strings`)."""
     check_config_size(config)
     for section in ("datasets", "methods"):
         for name in config.get(section) or {}:

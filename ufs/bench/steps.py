@@ -26,6 +26,7 @@ from ..registry import get_method, make_estimator, source_hash
 from .budget import BUDGET_ERRORS, FitBudgetExceeded, budget_reason, fit_budget
 from .data_steps import download, load_data, standardize  # noqa: F401  (re-exported)
 from .io import read_record
+from .provenance import git_commit
 from .status import FIT_STATUSES, fit_label, fit_status
 
 __all__ = [
@@ -295,6 +296,7 @@ def fit(
                 "seed": seed,
                 "fits": fits,
                 "code_version": source_hash(t["method"]),
+                "git_commit": git_commit(),
                 "budget_seconds": budget_seconds,
                 "graph_seconds": built,
             }
@@ -450,6 +452,7 @@ def evaluate(
                     v.get("fit_cpu_seconds", v["fit_seconds"]) for v in rec["fits"].values()
                 ),
                 "code_version": rec["code_version"],
+                "git_commit": rec.get("git_commit", ""),
                 "budget_seconds": rec.get("budget_seconds"),
                 "graph_seconds": rec.get("graph_seconds", 0.0),
                 "graph_id": rec.get("graph_id"),

@@ -342,12 +342,24 @@ def _value_label(v: Any) -> str:
 
 def setting_label(params: dict[str, Any], pid: str) -> str:
     """A setting as run names show it: ``k=v,...`` (keys sorted) when at most
-    :data:`SETTING_LABEL_MAX` characters, ``default`` for a method without parameters,
+    :data:`SETTING_LABEL_MAX` characters, else the same with abbreviated keys
+    (:func:`_key_abbrev`) when that fits, ``default`` for a method without parameters,
     else the params id ``pid``."""
     if not params:
         return "default"
     label = ",".join(f"{k}={_value_label(v)}" for k, v in sorted(params.items()))
-    return label if len(label) <= SETTING_LABEL_MAX else pid
+    if len(label) <= SETTING_LABEL_MAX:
+        return label
+    short = ",".join(f"{_key_abbrev(k)}={_value_label(v)}" for k, v in sorted(params.items()))
+    return short if len(short) <= SETTING_LABEL_MAX else pid
+
+
+def _key_abbrev(key: str) -> str:
+    """A parameter name shortened for run names (the params columns keep it whole):
+    the first three letters of its first word and the initials of the others
+    (``n_neighbors`` -> ``nn``, ``max_iter`` -> ``maxi``, ``gamma`` -> ``gam``)."""
+    first, *rest = [w for w in key.split("_") if w] or [key]
+    return first[:3] + "".join(w[0] for w in rest)
 
 
 def run_name(dataset: str, method: str, h_label: str, setting: str, suffix: str = "") -> str:
@@ -386,6 +398,23 @@ def runs_table_path(experiment_id: str) -> str:
     the landing page from a browser-wide GenAI / Model training switch (default GenAI,
     whose overview shows "No data" here), not from the experiment's tags."""
     return f"/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+
+
+def runs_table_hint(receipt: str | Path) -> str | None:
+    """``MLflow runs table: ...`` for the end of a run, from ``mlflow_init``'s receipt
+    (the server's URL, or the ``mlflow ui`` command and the local URL); ``None`` when
+    there is no readable receipt (tracking disabled or never initialised)."""
+    try:
+        r = read_json(receipt)
+        uri, path = r["tracking_uri"], r["runs_table"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if _is_server(uri):
+        return f"MLflow runs table: {uri.rstrip('/')}{path}"
+    return (
+        f"MLflow runs table: run `mlflow ui --backend-store-uri {uri}`, then open "
+        f"http://127.0.0.1:5000{path}"
+    )
 
 
 # -- the SQLite store: health, identity, atomic creation -------------------------------------
@@ -665,6 +694,44 @@ def _relocate_artifacts(db: Path, uri: str, exp_id: str, loc: str) -> str | None
     return old
 
 
+#: how the experiment description written by :func:`_describe_experiment` begins
+DESCRIPTION_MARK = "**UFS-bench results**"
+
+
+def experiment_description(exp_id: str, uri: str) -> str:
+    """The experiment's description (MLflow shows it above the runs): the runs table's
+    link and what the runs, tags and metrics are."""
+    path = runs_table_path(exp_id)
+    link = f"{uri.rstrip('/')}{path}" if _is_server(uri) else path.lstrip("/")
+    return "\n".join(
+        [
+            f"{DESCRIPTION_MARK}, logged by the workflow (ufs.bench.tracking); this text is "
+            "rewritten by each run unless you edit it.",
+            "",
+            f"- **Runs table**: [{link}]({link}) (`workflowType=machine_learning` opens the "
+            "runs table instead of the GenAI overview).",
+            "- A **parent run** per data set × method (`<dataset>/<method>`) groups its child "
+            "runs: one per setting and h (`<dataset>/<method>/h=<h>/<setting>`).",
+            "- Tags: `protocol` = `label-free` (the method's default setting) or `label-tuned` "
+            "(a setting of the grid the label-tuned protocol chooses from); "
+            "`selected_by_label_tuning` = `true` on the setting the label-tuned table chose; "
+            "`role` = method / variant / reference; `fit_status`; `git_commit`.",
+            "- Metrics `acc_mean`, `nmi_mean`, `ari_mean` are fractions in [0, 1] (the tables "
+            "show %); `fit_seconds` is the fit's wall-clock time, which the Duration column "
+            "shows too.",
+        ]
+    )
+
+
+def _describe_experiment(client, exp_id: str, uri: str) -> None:
+    """Set the experiment's description (tag ``mlflow.note.content``) unless a user wrote
+    their own (one not starting with :data:`DESCRIPTION_MARK`)."""
+    text = experiment_description(exp_id, uri)
+    current = client.get_experiment(exp_id).tags.get("mlflow.note.content")
+    if current != text and (not current or current.startswith(DESCRIPTION_MARK)):
+        client.set_experiment_tag(exp_id, "mlflow.note.content", text)
+
+
 def _create_store(db: Path, name: str, loc: str | None, store_id: str) -> tuple[str, str]:
     """Build and migrate a new store at ``mlflow.db.tmp-<pid>-<random>``, create the
     experiment, check it, then rename it onto ``db`` (atomic). On any failure nothing is
@@ -745,6 +812,7 @@ def init_experiment(
                         )
                 else:
                     exp_id, sid = _create_store(db, name, loc, store_id)
+        _retry_locked(lambda: _describe_experiment(_client(uri), exp_id, uri))
     except TrackingError:
         raise
     except Exception as exc:
@@ -824,12 +892,60 @@ def _metric_rows(row: dict[str, Any], ts: int):
     return out
 
 
+def label_tuned_picks(table: str | Path, dataset: str) -> set[tuple[str, str, str]]:
+    """``(method, pid, h_label)`` of the label-tuned rows of a results table for
+    ``dataset``: the settings the label-tuned protocol chose (one per method and h)."""
+    import csv
+
+    with open(table, newline="") as fh:
+        return {
+            (r["method"], r["pid"], r["h_label"])
+            for r in csv.DictReader(fh)
+            if r.get("protocol") == "oracle" and r.get("dataset") == dataset
+        }
+
+
+def data_profile(path: str | Path) -> dict[str, int]:
+    """Samples, features and classes of a standardized data file (the run's data set)."""
+    import numpy as np
+
+    with np.load(path, allow_pickle=False) as f:
+        n, p = f["X"].shape
+        k = int(len(np.unique(f["y"])))
+    return {"n_samples": int(n), "n_features": int(p), "n_classes": k}
+
+
+def _dataset_input(dataset: str, data_hash: str, source: str, profile: dict[str, Any]):
+    """The run's data set as MLflow's ``Datasets`` column shows it (``log_inputs``)."""
+    from mlflow.entities import Dataset, DatasetInput, InputTag
+
+    ds = Dataset(
+        name=dataset,
+        digest=data_hash[:16],
+        source_type="local",
+        source=json.dumps({"uri": source}),
+        profile=json.dumps(profile) if profile else None,
+    )
+    return DatasetInput(ds, tags=[InputTag("mlflow.data.context", "training")])
+
+
 def _log_run(
-    client, exp_id: str, ev: dict[str, Any], row: dict[str, Any], tags: dict, name: str
+    client,
+    exp_id: str,
+    ev: dict[str, Any],
+    row: dict[str, Any],
+    tags: dict,
+    name: str,
+    data_input=None,
 ) -> str:
+    """One run: params, metrics (histories for per-restart values and the objective), the
+    note, the data set input and the artifacts. Its start and end times are set one fit
+    time apart, so that the runs table's Duration column shows the fit's time (wall
+    clock), not the time logging took."""
     from mlflow.entities import Param, RunTag
 
-    run = client.create_run(exp_id, run_name=name, tags=tags)
+    ts = int(time.time() * 1000)
+    run = client.create_run(exp_id, run_name=name, tags=tags, start_time=ts)
     rid = run.info.run_id
     params = {
         **{f"param.{k}": v for k, v in ev["params"].items()},
@@ -840,7 +956,6 @@ def _log_run(
         "seed": ev["seed"],
         "nmi_average": ev["nmi_average"],
     }
-    ts = int(time.time() * 1000)
     metrics = _metric_rows(row, ts)
     for i in range(0, max(len(metrics), 1), 900):
         client.log_batch(
@@ -856,14 +971,65 @@ def _log_run(
             if i == 0
             else [],
         )
+    if data_input is not None:
+        client.log_inputs(rid, datasets=[data_input])
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "selected_features.json").write_text(json.dumps(row["selected"]))
         (Path(tmp) / "evaluation.json").write_text(
             json.dumps(to_jsonable({**ev, "results": [row]}), indent=1)
         )
         client.log_artifacts(rid, tmp)
-    client.set_terminated(rid, "FINISHED")
+    fit_ms = int(1000 * float(row.get("fit_seconds") or 0.0))
+    client.set_terminated(rid, "FINISHED", end_time=ts + max(fit_ms, 0))
     return rid
+
+
+#: tag of a parent run (one per data set × method, grouping its settings' runs)
+PARENT_TAG = "ufs.parent"
+
+
+def _logged_rows(ev: dict[str, Any], hs: list[int] | None):
+    """The rows of an evaluation as runs: a method that uses every feature (``h_label``
+    ``all``) is logged once per h of the data set, with the same numbers, so that a filter
+    on ``params.h`` keeps the all-features reference beside the methods (issue 27)."""
+    for row in ev["results"]:
+        if row["h_label"] == "all" and hs:
+            for h in hs:
+                yield {**row, "h": h, "h_label": str(h), "uses_all_features": True}
+        else:
+            yield row
+
+
+def _parent_runs(client, exp_id, methods, existing, *, dataset, identity, data_hash, tags, suffix):
+    """The parent run of each ``(dataset, method)``: found among ``existing`` (popped) or
+    created; duplicates go. Returns method -> (run id, logged anew)."""
+    out = {}
+    for method, role in sorted(methods.items()):
+        key = _run_key_of(f"parent|{dataset}|{method}", identity, data_hash)
+        same = existing.pop(key, [])
+        keep = [r for r in same if r.info.status == "FINISHED"]
+        for r in same:
+            if not keep or r.info.run_id != keep[0].info.run_id:
+                client.delete_run(r.info.run_id)
+        want = {
+            **tags,
+            "run_key": key,
+            PARENT_TAG: "true",
+            "dataset": dataset,
+            "method": method,
+            "role": role,
+        }
+        name = f"{dataset}/{method}{suffix}"
+        if keep:
+            if keep[0].info.run_name != name:
+                client.update_run(keep[0].info.run_id, name=name)
+            _refresh_tags(client, keep[0], want)
+            out[method] = (keep[0].info.run_id, False)
+            continue
+        run = client.create_run(exp_id, run_name=name, tags=want)
+        client.set_terminated(run.info.run_id, "FINISHED")
+        out[method] = (run.info.run_id, True)
+    return out
 
 
 def _log_pass(
@@ -876,20 +1042,41 @@ def _log_pass(
     data_hash: str,
     legacy: bool,
     code_version: str,
+    hs: list[int] | None = None,
+    picked: set[tuple[str, str, str]] | None = None,
+    data_input=None,
 ) -> tuple[dict[str, str], dict[str, int]]:
     """One idempotent pass: log what is missing, replace what is outdated, rename kept runs
-    whose name is not :func:`run_name`'s, delete the stale runs of this output directory and
-    dataset. In a store that is not the directory's own (``legacy`` false) run names end in
-    ``@<directory name>:<output id>``, so that they stay distinct in a shared experiment.
-    ``out``: the output directory, resolved (run keys are :func:`run_key`'s)."""
+    whose name is not :func:`run_name`'s, refresh their tags, delete the stale runs of this
+    output directory and dataset. Each (dataset, method) has a parent run whose children
+    are its settings' runs (tag ``mlflow.parentRunId``). In a store that is not the
+    directory's own (``legacy`` false) run names end in ``@<directory name>:<output id>``,
+    so that they stay distinct in a shared experiment. ``out``: the output directory,
+    resolved (run keys are :func:`run_key`'s); ``hs``: the data set's h values (an
+    all-features row is logged at each); ``picked``: the ``(method, pid, h_label)`` the
+    label-tuned table chose (tag ``selected_by_label_tuning``; ``None``: not known)."""
     identity = output_identity(out)
     oid = _id_of(identity)
     counts = {"logged": 0, "skipped": 0, "replaced": 0, "removed": 0, "retagged": 0}
     keys: dict[str, str] = {}
     existing, old = _existing_runs(client, exp_id, dataset, oid, legacy)
+    suffix = "" if legacy else f"@{out.name}:{oid[:6]}"
+    common = {"output_dir": str(out), "output_id": oid, "data_sha256": data_hash}
+    roles = {ev["method"]: _facts_tags(ev)["role"] for ev in evs}
+    parents = _parent_runs(
+        client,
+        exp_id,
+        roles,
+        existing,
+        dataset=dataset,
+        identity=identity,
+        data_hash=data_hash,
+        tags=common,
+        suffix=suffix,
+    )
     todo = []
     for ev in evs:
-        for row in ev["results"]:
+        for row in _logged_rows(ev, hs):
             what = (ev["dataset"], ev["method"], ev["pid"], row["h_label"])
             what += (ev["restarts"], ev["seed"], ev["nmi_average"])
             skey = setting_key(*what)
@@ -905,7 +1092,7 @@ def _log_pass(
             }
             for ev, row, _, key in todo
         },
-        "" if legacy else f"@{out.name}:{oid[:6]}",
+        suffix,
     )
     for ev, row, skey, key in todo:
         rhash = _result_hash(ev, row)
@@ -913,15 +1100,16 @@ def _log_pass(
             "run_key": key,
             "setting_key": skey,
             "result_hash": rhash,
-            "output_dir": str(out),
-            "output_id": oid,
-            "data_sha256": data_hash,
+            **common,
+            "mlflow.parentRunId": parents[ev["method"]][0],
             "dataset": ev["dataset"],
             "dataset_base": ev.get("dataset_base", ev["dataset"]),
             "method": ev["method"],
             "kind": ev["kind"],
             "params_id": ev["pid"],
-            "protocol": "label_free" if ev["label_free"] else "grid",
+            # the tables' words: the default setting (label-free) or a setting of the grid
+            # the label-tuned protocol chooses from; selected_by_label_tuning marks its pick
+            "protocol": "label-free" if ev["label_free"] else "label-tuned",
             "in_grid": str(ev["in_grid"]).lower(),
             "label_free": str(ev["label_free"]).lower(),
             # ok / fixed_budget / not_converged / diverged / degenerate / budget_exceeded
@@ -930,6 +1118,14 @@ def _log_pass(
             "code_version": ev["code_version"],
             "ufs_version": code_version,
         }
+        if picked is not None:
+            chosen = (ev["method"], ev["pid"], row["h_label"]) in picked
+            tags["selected_by_label_tuning"] = str(chosen).lower()
+        if ev.get("git_commit"):  # the commit of the code that computed it (the fit job's)
+            tags["mlflow.source.git.commit"] = ev["git_commit"].removesuffix("-dirty")
+            tags["git_commit"] = ev["git_commit"]
+        if row.get("uses_all_features"):
+            tags["h_all"] = "true"  # the all-features reference, repeated at this h
         same = existing.pop(key, [])
         keep = [
             r
@@ -947,20 +1143,21 @@ def _log_pass(
                 client.update_run(keep[0].info.run_id, name=names[key])
             if _refresh_tags(client, keep[0], tags):
                 counts["retagged"] += 1
+            if data_input is not None and not keep[0].inputs.dataset_inputs:
+                client.log_inputs(keep[0].info.run_id, datasets=[data_input])
             keys[key] = keep[0].info.run_id
             counts["skipped"] += 1
             continue
         for r in same:  # unfinished (killed) or outdated runs
             client.delete_run(r.info.run_id)
             counts["replaced"] += 1
-        keys[key] = _log_run(client, exp_id, ev, row, tags, names[key])
+        keys[key] = _log_run(client, exp_id, ev, row, tags, names[key], data_input)
         counts["logged"] += 1
     # what is left: runs of keys no longer in the results (the data or the plan changed)
     # and, in this directory's own store, runs logged before runs carried an output_id.
     # Only runs of the methods logged here: a slice (only_methods) adds or refreshes its own
     # part and leaves every other method's runs as they are (issue 26 #1)
-    methods = {ev["method"] for ev in evs}
-    stale = [r for runs in existing.values() for r in runs if r.data.tags.get("method") in methods]
+    stale = [r for runs in existing.values() for r in runs if r.data.tags.get("method") in roles]
     for r in stale + old:
         client.delete_run(r.info.run_id)
         counts["removed"] += 1
@@ -1001,13 +1198,20 @@ def log_evaluations(
     output_dir: str | Path,
     data_sha256: str,
     code_version: str = "",
+    hs: list[int] | None = None,
+    table: str | Path | None = None,
+    data_source: str = "",
+    data_profile: dict[str, Any] | None = None,
 ) -> dict[str, int]:
     """Log every (setting, h) of the given evaluation files that is not yet logged.
 
-    Runs are keyed by :func:`run_key` (``output_dir`` resolved, the data's ``data_sha256``)
-    and only runs of ``output_dir`` and ``dataset`` are read, replaced or deleted. A
-    ``database is locked`` error repeats the (idempotent) pass with backoff, at most
-    :data:`LOCKED_RETRIES` times. The receipt records the run ids and the store id.
+    Runs are keyed by :func:`run_key` (``output_dir``'s identity, the data's
+    ``data_sha256``) and only runs of ``output_dir`` and ``dataset`` are read, replaced or
+    deleted. A ``database is locked`` error repeats the (idempotent) pass with backoff, at
+    most :data:`LOCKED_RETRIES` times. The receipt records the run ids and the store id.
+    ``hs``: the data set's h values; ``table``: the data set's results table, whose
+    label-tuned rows mark the chosen settings (:func:`label_tuned_picks`);
+    ``data_source`` / ``data_profile``: the data set input every run records.
     """
     db = _sqlite_path(uri)
     if db is not None and not db.exists():
@@ -1029,6 +1233,12 @@ def log_evaluations(
         )
     out = Path(output_dir).resolve()
     legacy = db is not None and db.resolve() == out / "mlflow.db"
+    picked = label_tuned_picks(table, dataset) if table else None
+    data_input = (
+        _dataset_input(dataset, data_sha256, data_source, data_profile or {})
+        if data_source
+        else None
+    )
     try:
         evs = read_evaluations(evaluations)
         keys, counts = _retry_locked(
@@ -1041,6 +1251,9 @@ def log_evaluations(
                 data_hash=data_sha256,
                 legacy=legacy,
                 code_version=code_version,
+                hs=hs,
+                picked=picked,
+                data_input=data_input,
             )
         )
     except Exception as exc:

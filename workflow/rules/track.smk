@@ -49,12 +49,15 @@ rule track:
         init=rules.mlflow_init.output,
         evaluations=lambda w: evaluations_of(w.dataset),
         data=data_file("{dataset}"),
+        # the label-tuned rows mark the chosen settings (tag selected_by_label_tuning)
+        table=lambda w: f"{OUT}/tables/{PLAN.instances[w.dataset].base}.csv",
     output:
         f"{OUT}/mlflow/{{dataset}}.json",
     params:
         uri=MLFLOW_URI_PARAM,
         experiment=MLFLOW_EXPERIMENT,
         store=MLFLOW_STORE,
+        hs=lambda w: list(PLAN.instances[w.dataset].hs),
     message:
         "MLflow: log the runs of {wildcards.dataset} (one per setting and h)"
     log:

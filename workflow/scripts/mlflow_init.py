@@ -8,7 +8,7 @@ from ufs.bench.tracking import (
     TrackingError,
     init_experiment,
     resolve_uri,
-    runs_table_path,
+    runs_table_hint,
 )
 
 setup(snakemake)  # noqa: F821
@@ -23,7 +23,7 @@ def warn(message: str) -> None:
 
 
 try:
-    exp_id = init_experiment(
+    init_experiment(
         uri,
         sm.params.experiment,
         sm.params.artifacts,
@@ -34,9 +34,4 @@ try:
 except TrackingError as exc:
     print(f"ERROR: {exc}", file=sys.stderr)
     sys.exit(1)
-path = runs_table_path(exp_id)
-if uri.lower().startswith(("http://", "https://")):
-    where = f"{uri.rstrip('/')}{path}"
-else:
-    where = f"`mlflow ui --backend-store-uri {uri}`, then http://127.0.0.1:5000{path}"
-print(f"MLflow runs table: {where}", file=sys.stderr)
+print(runs_table_hint(sm.output[0]), file=sys.stderr)

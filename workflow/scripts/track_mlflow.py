@@ -6,7 +6,13 @@ from pathlib import Path
 from _job import setup
 
 import ufs
-from ufs.bench.tracking import TrackingError, data_sha256, log_evaluations, resolve_uri
+from ufs.bench.tracking import (
+    TrackingError,
+    data_profile,
+    data_sha256,
+    log_evaluations,
+    resolve_uri,
+)
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
@@ -20,6 +26,10 @@ try:
         output_dir=Path(sm.output[0]).parent.parent,  # <output_dir>/mlflow/<dataset>.json
         data_sha256=data_sha256(sm.input.data),
         code_version=ufs.__version__,
+        hs=list(sm.params.hs),
+        table=sm.input.table,
+        data_source=str(sm.input.data),
+        data_profile=data_profile(sm.input.data),
     )
 except TrackingError as exc:
     print(f"ERROR: {exc}", file=sys.stderr)
