@@ -155,7 +155,7 @@ def test_server_experiment_leaves_artifacts_to_the_server(tmp_path, monkeypatch,
     assert created["srv"][0] is None and created["srv"][1][tracking.STORE_TAG]
     # the description links the runs table on the server itself
     note = created["srv"][1]["mlflow.note.content"]
-    assert "(http://127.0.0.1:5000/#/experiments/7/runs?workflowType=machine_learning)" in note
+    assert "(http://127.0.0.1:5000/#/experiments/7/runs?workflowType=machine_learning&" in note
     # a server is not inspected when the workflow is planned
     assert tracking.planned_store_id("http://127.0.0.1:5000", "srv", tmp_path / "r.json") == (
         "",
@@ -375,7 +375,9 @@ def test_experiment_opens_on_the_runs_table(tmp_path, pristine):
     exp_id = tracking.init_experiment(uri, "e", None, tmp_path / "init.json", store_id="s1")
     assert client.get_experiment(exp_id).tags[key] == kind
     receipt = json.loads((tmp_path / "init.json").read_text())
-    assert receipt["runs_table"] == f"/#/experiments/{exp_id}/runs?workflowType=machine_learning"
+    assert receipt["runs_table"] == (
+        f"/#/experiments/{exp_id}/runs?workflowType=machine_learning&viewStateShareKey=ufs-bench-v1"
+    )
     # an experiment created before the tag (or by another tool) gets it, its store tag kept;
     # a kind someone chose is kept, and a second initialisation changes nothing
     old = client.create_experiment("old", tags={tracking.STORE_TAG: "s0"})
@@ -383,9 +385,12 @@ def test_experiment_opens_on_the_runs_table(tmp_path, pristine):
     for _ in range(2):
         tracking.init_experiment(uri, "old", None, tmp_path / "o.json", store_id="s2")
         tracking.init_experiment(uri, "chosen", None, tmp_path / "c.json", store_id="s3")
-        note = {"mlflow.note.content": tracking.experiment_description(old, uri)}
+        view = {
+            f"mlflow.sharedViewState.{tracking.SHARED_VIEW_KEY}": json.dumps(tracking.SHARED_VIEW)
+        }
+        note = {"mlflow.note.content": tracking.experiment_description(old, uri), **view}
         assert client.get_experiment(old).tags == {tracking.STORE_TAG: "s0", key: kind, **note}
-        note = {"mlflow.note.content": tracking.experiment_description(chosen, uri)}
+        note = {"mlflow.note.content": tracking.experiment_description(chosen, uri), **view}
         assert client.get_experiment(chosen).tags == {
             key: "genai_development",
             tracking.STORE_TAG: "s3",
@@ -665,3 +670,24 @@ def test_runs_table_hint_reads_the_receipt(tmp_path):
     )
     receipt.write_text(json.dumps({"tracking_uri": "http://h:5000/", "runs_table": "/#/e"}))
     assert tracking.runs_table_hint(receipt) == "MLflow runs table: http://h:5000/#/e"
+
+
+def test_a_directory_moved_before_identities_existed_adopts_its_runs(tmp_path, pristine):
+    """Results logged before the identity file existed, then moved with their own store:
+    the first pass adopts the old path as the identity, so no run is logged twice."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    uri_a = _store(pristine, a)
+    tracking.init_experiment(uri_a, "e", None, a / "mlflow" / "experiment.json")
+    ev = _evaluation(a / "c000.json")
+    kw = {"dataset": "toy", "data_sha256": "d1"}
+    tracking.log_evaluations(uri_a, "e", [ev], a / "r.json", output_dir=a, **kw)
+    ids = {r.info.run_id for r in _active(uri_a, "e")}
+    (a / tracking.IDENTITY_FILE).unlink()  # as results written before the file existed
+    tracking._dispose_engine(uri_a)
+    shutil.move(a, b)
+    uri_b = tracking.default_tracking_uri(b)
+    counts = tracking.log_evaluations(
+        uri_b, "e", [b / "c000.json"], b / "r.json", output_dir=b, **kw
+    )
+    assert counts["logged"] == 0 and {r.info.run_id for r in _active(uri_b, "e")} == ids
+    assert tracking.output_identity(b) == str(a.resolve())

@@ -260,21 +260,23 @@ def data_sha256(path: str | Path) -> str:
 IDENTITY_FILE = "mlflow/output_identity.json"
 
 
-def output_identity(output_dir: str | Path) -> str:
+def output_identity(output_dir: str | Path, adopt: str | None = None) -> str:
     """The identity of an output directory: the resolved path where its identity file was
     first written (``<output_dir>/mlflow/output_identity.json``), which moves with the
     directory. Run keys and the ``output_id`` tag derive from it, so a moved or renamed
     directory (a moved project) finds its runs as they are (issue 26 #4); a directory that
     never had the file gets its current path, the identity run keys used before the file
     existed. A copy shares its original's identity: delete the copy's file to make it a
-    directory of its own in a store both log to."""
+    directory of its own in a store both log to. ``adopt``: the identity to record when
+    there is no file yet (:func:`_store_identity`: a directory moved with its own store
+    before identities were recorded), instead of the current path."""
     out = Path(output_dir).resolve()
     path = out / IDENTITY_FILE
     if path.exists():
         identity = read_json(path).get("identity")
         if isinstance(identity, str) and identity:
             return identity
-    identity = str(out)
+    identity = adopt or str(out)
     write_json(
         path,
         {
@@ -284,6 +286,22 @@ def output_identity(output_dir: str | Path) -> str:
         },
     )
     return identity
+
+
+def _store_identity(client, exp_id: str, out: Path) -> str | None:
+    """For a directory with no identity file yet, logging into its own store: the
+    ``output_dir`` every run of the store was logged from, when there is exactly one and
+    it no longer exists (a directory moved, store and all, before identities were
+    recorded: its runs are found instead of logged again beside themselves; a directory
+    that exists is another one logging into this store). ``None`` otherwise."""
+    if (out / IDENTITY_FILE).exists():
+        return None
+    dirs = {r.data.tags.get("output_dir") for r in _search(client, exp_id, "")}
+    dirs.discard(None)
+    if len(dirs) != 1:
+        return None
+    (old,) = dirs
+    return old if old != str(out) and not Path(old).exists() else None
 
 
 def output_id(output_dir: str | Path) -> str:
@@ -392,12 +410,39 @@ def _run_names(runs: dict[str, dict[str, Any]], suffix: str) -> dict[str, str]:
     return {k: name(k, level[k]) for k in runs}
 
 
+#: the view the runs-table link opens: a "shared view" the experiment stores in a tag
+#: ``mlflow.sharedViewState.<key>`` (what the UI's own Share button writes, read by MLflow
+#: 3.17's UI from ``viewStateShareKey`` in the link). Column keys are the UI's
+#: ``<type>.`<name>```; sorted by ACC, best first, so the numbers come first.
+SHARED_VIEW_KEY = "ufs-bench-v1"
+SHARED_VIEW = {
+    "selectedColumns": [
+        "metrics.`acc_mean`",
+        "metrics.`nmi_mean`",
+        "metrics.`ari_mean`",
+        "metrics.`fit_seconds`",
+        "params.`h`",
+        "tags.`protocol`",
+        "tags.`selected_by_label_tuning`",
+        "tags.`fit_status`",
+        "tags.`role`",
+    ],
+    "orderByKey": "metrics.`acc_mean`",
+    "orderByAsc": False,
+}
+
+
 def runs_table_path(experiment_id: str) -> str:
     """The experiment's runs table in the MLflow UI (path after the server's address).
     ``workflowType=machine_learning`` makes MLflow 3.17's UI open the runs table: it picks
     the landing page from a browser-wide GenAI / Model training switch (default GenAI,
-    whose overview shows "No data" here), not from the experiment's tags."""
-    return f"/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+    whose overview shows "No data" here), not from the experiment's tags;
+    ``viewStateShareKey`` opens it on :data:`SHARED_VIEW` (ACC, NMI, ARI, fit time, h and
+    the protocol tags as columns), which the runs table otherwise hides."""
+    return (
+        f"/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+        f"&viewStateShareKey={SHARED_VIEW_KEY}"
+    )
 
 
 def runs_table_hint(receipt: str | Path) -> str | None:
@@ -705,11 +750,12 @@ def experiment_description(exp_id: str, uri: str) -> str:
     link = f"{uri.rstrip('/')}{path}" if _is_server(uri) else path.lstrip("/")
     return "\n".join(
         [
-            f"{DESCRIPTION_MARK}, logged by the workflow (ufs.bench.tracking); this text is "
-            "rewritten by each run unless you edit it.",
+            f"{DESCRIPTION_MARK}: [open the runs table with ACC and NMI]({link}). Logged by "
+            "the workflow (ufs.bench.tracking); this text is rewritten by each run unless you "
+            "edit it.",
             "",
-            f"- **Runs table**: [{link}]({link}) (`workflowType=machine_learning` opens the "
-            "runs table instead of the GenAI overview).",
+            f"- **Runs table**: `{link}` (`workflowType=machine_learning` opens the runs table "
+            "instead of the GenAI overview; `viewStateShareKey` its columns and order).",
             "- A **parent run** per data set × method (`<dataset>/<method>`) groups its child "
             "runs: one per setting and h (`<dataset>/<method>/h=<h>/<setting>`).",
             "- Tags: `protocol` = `label-free` (the method's default setting) or `label-tuned` "
@@ -725,11 +771,16 @@ def experiment_description(exp_id: str, uri: str) -> str:
 
 def _describe_experiment(client, exp_id: str, uri: str) -> None:
     """Set the experiment's description (tag ``mlflow.note.content``) unless a user wrote
-    their own (one not starting with :data:`DESCRIPTION_MARK`)."""
+    their own (one not starting with :data:`DESCRIPTION_MARK`), and the shared view the
+    runs-table link opens (:data:`SHARED_VIEW`)."""
     text = experiment_description(exp_id, uri)
-    current = client.get_experiment(exp_id).tags.get("mlflow.note.content")
+    tags = client.get_experiment(exp_id).tags
+    current = tags.get("mlflow.note.content")
     if current != text and (not current or current.startswith(DESCRIPTION_MARK)):
         client.set_experiment_tag(exp_id, "mlflow.note.content", text)
+    view_tag, view = f"mlflow.sharedViewState.{SHARED_VIEW_KEY}", json.dumps(SHARED_VIEW)
+    if tags.get(view_tag) != view:
+        client.set_experiment_tag(exp_id, view_tag, view)
 
 
 def _create_store(db: Path, name: str, loc: str | None, store_id: str) -> tuple[str, str]:
@@ -1233,6 +1284,11 @@ def log_evaluations(
         )
     out = Path(output_dir).resolve()
     legacy = db is not None and db.resolve() == out / "mlflow.db"
+    if legacy:  # records the identity before the pass: a moved store's runs are found
+        try:
+            output_identity(out, adopt=_store_identity(client, exp.experiment_id, out))
+        except Exception as exc:
+            raise _wrap(uri, "reading the store's runs", exc) from exc
     picked = label_tuned_picks(table, dataset) if table else None
     data_input = (
         _dataset_input(dataset, data_sha256, data_source, data_profile or {})
