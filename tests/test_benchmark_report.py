@@ -382,7 +382,7 @@ def test_the_report_opens_with_what_the_tests_support(full):
 
 
 def test_significant_pairs_only_when_the_ranks_differ_by_the_cd():
-    from ufs.bench.benchmark_report import significant_pairs
+    from ufs.bench.answer import significant_pairs
 
     rng = np.random.default_rng(0)
     rows = []

@@ -25,8 +25,9 @@ import numpy as np
 import pandas as pd
 
 from ..fileio import read_json, write_text
-from . import paired, ranking, references
+from . import ranking, references
 from .aggregate import FLAGGED, fit_records
+from .answer import TITLES, support_lines
 from .config import REPLICATE_SEP
 from .status import STATUS_MARK
 
@@ -41,7 +42,6 @@ __all__ = [
 
 SCOPE_PREFIX = "**Scope:** "
 REFERENCE = "all_features"  # the all-features reference: shown beside, never "best"
-TITLES = {"label_free": "label-free", "oracle": "label-tuned"}
 BUDGET = "budget_exceeded"
 FAILURES = FLAGGED  # not converged, diverged, budget exceeded, degenerate (ufs.bench.aggregate)
 _BUDGET_RE = re.compile(r"over ([0-9.eE+]+) CPU-s")
@@ -795,101 +795,6 @@ def _scaling_section(run: Run, scaling_dir: str | Path | None) -> list[str]:
     return [scaling_markdown(tables), ""]
 
 
-def significant_pairs(r: ranking.RankResult) -> list[tuple[str, str, float]]:
-    """(better, worse, rank gap) of every pair of competitors whose average ranks differ by
-    at least the Nemenyi CD (none when the Friedman test does not reject)."""
-    if not r.applicable or r.pvalue >= r.alpha:
-        return []
-    names = list(r.avg_rank.index)
-    return [
-        (a, b, float(r.avg_rank[b] - r.avg_rank[a]))
-        for i, a in enumerate(names)
-        for b in names[i + 1 :]
-        if r.avg_rank[b] - r.avg_rank[a] >= r.cd
-    ]
-
-
-def _names(ms) -> str:
-    return ", ".join(f"`{m}`" for m in ms) if len(ms) else "none"
-
-
-def _verdicts(res: pd.DataFrame, prefix: str) -> tuple[list[str], list[str], list[str]]:
-    col = f"{prefix}direction"
-    if col not in res:
-        return [], [], []
-    return (
-        list(res.index[res[col] == "better"]),
-        list(res.index[res[col] == "worse"]),
-        list(res.index[res[col] == "no difference shown"]),
-    )
-
-
-def _support_section(
-    run: Run, results: list[ranking.RankResult], tests: dict[tuple[str, str], pd.DataFrame]
-) -> list[str]:
-    """The answer first: what the tests of this run support and what they do not."""
-    lines = ["## What the tests support", ""]
-    by = {(r.protocol, r.metric): r for r in results}
-    for protocol in run.protocols:
-        for metric in ranking.METRICS:
-            r = by.get((protocol, metric))
-            if r is None or r.avg_rank.empty:
-                continue
-            what = f"**{TITLES[protocol]} {metric.upper()}**"
-            res = tests.get((protocol, metric), pd.DataFrame())
-            if r.applicable:
-                pairs = significant_pairs(r)
-                verdict = "reject" if r.pvalue < r.alpha else "do not reject"
-                omnibus = (
-                    f"the Friedman test over the {r.k} competitors on {r.n} data sets "
-                    f"(p = {ranking._fmt_p(r.pvalue)}) and the Nemenyi CD of {r.cd:.2f} "
-                    f"ranks {verdict} equality: "
-                )
-                if pairs:
-                    shown = "; ".join(f"`{a}` ahead of `{b}` by {g:.1f}" for a, b, g in pairs[:8])
-                    more = f" (and {len(pairs) - 8} more pairs)" if len(pairs) > 8 else ""
-                    omnibus += (
-                        f"{len(pairs)} of {r.k * (r.k - 1) // 2} pairs differ: {shown}{more}; "
-                        "no other pair of competitors can be ordered by these data."
-                    )
-                else:
-                    omnibus += "no pair of competitors can be ordered by these data."
-            else:
-                omnibus = f"no rank test: {r.note}."
-            line = f"- {what}: {omnibus}"
-            rb, rw, rn = _verdicts(res, "rand_")
-            ab, aw, an = _verdicts(res, "all_")
-            ref_rand = "the expected random subset" + (
-                " (the best of G random subsets for a grid of G settings)"
-                if protocol == "oracle"
-                else ""
-            )
-            if rb or rw or rn:
-                line += (
-                    f" Against {ref_rand} (Wilcoxon, Holm, α = {r.alpha:g}): better "
-                    f"{_names(rb)}; worse {_names(rw)}; not distinguishable {len(rn)} "
-                    f"method{'s' if len(rn) != 1 else ''}."
-                )
-            if ab or aw or an:
-                line += (
-                    f" Against all features: better {_names(ab)}; worse {_names(aw)}; not "
-                    f"distinguishable {len(an)}."
-                )
-            lines.append(line)
-    first = next((r for r in results if not r.avg_rank.empty), None)
-    if first is not None:
-        lines += [
-            "",
-            paired.detectable(first.k, first.n, first.alpha).sentence()
-            + " A method called best on a data set, or placed ahead in the average ranks, "
-            "is not thereby better: only the pairs and verdicts above are supported by a "
-            "test. References (`all_features`, `random`, `max_variance`) and declared variants "
-            "are not ranked; data sets with fewer than 3 values of h are not ranked "
-            "(listed under the rank table).",
-        ]
-    return lines + [""]
-
-
 # -- the report ------------------------------------------------------------------------
 
 
@@ -920,7 +825,7 @@ def benchmark_report(
         "",
         f"Generated by `ufs benchmark-report` from `{results_dir}`; do not edit by hand.",
         "",
-        *_support_section(run, results, tests),  # the answer first (issue 24)
+        *support_lines(results, tests, run.protocols),  # the answer first (issues 24, 27)
         *_scope_section(run),
         *([f"**How this run was made:** {note}", ""] if note else []),
         *_protocol_section(),
