@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ufs.bench import aggregate, figures
+from ufs.bench import aggregate, figures, ranking
 from ufs.fileio import write_json
-from ufs.registry import available_methods
+from ufs.registry import available_methods, get_method, methods_with_role
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
@@ -20,21 +20,71 @@ def _style_key(name):
     return (matplotlib.colors.to_hex(st["color"]), st["marker"], st["ls"])
 
 
-def test_styles_unique_and_grouped():
+def _hex(name):
+    return matplotlib.colors.to_hex(figures.method_style(name)["color"])
+
+
+PAPER_METHODS = {"kmeans_ufs", "dgufs", "golfs", "spcafs", "fsbc"}
+
+
+def test_every_registered_method_has_its_own_style():
     names = available_methods()
     keys = [_style_key(m) for m in names]
     assert len(set(keys)) == len(keys), "two registered methods share colour+marker+linestyle"
-    for group in ("seed", "baseline", "reference"):  # drawn together: colours must differ
-        colours = [_style_key(m)[0] for m in names if figures.method_group(m) == group]
-        assert len(set(colours)) == len(colours), group
-    for m in names:  # "x" marks a diverged fit; a hollow marker needs a fillable one
-        assert figures.method_style(m)["marker"] not in ("x", "X", "+", "|", "_", ".")
-    listed = {*figures.SEED_METHODS, *figures.BASELINE_METHODS, *figures.REFERENCE_METHODS}
+    listed = {
+        *figures.SEED_METHODS,
+        *figures.BASELINE_METHODS,
+        *figures.FURTHER_BASELINES,
+        *figures.REFERENCE_METHODS,
+    }
     missing = sorted(set(names) - listed)
     assert not missing, f"add {missing} to a group and a style in ufs/bench/figures.py"
-    assert {figures.method_group(m) for m in figures.SEED_METHODS} == {"seed"}
-    assert figures.method_group("all_features") == "reference"
-    assert figures.method_group("some_new_method") == "baseline"
+    groups = (
+        figures.SEED_METHODS
+        + figures.BASELINE_METHODS
+        + figures.FURTHER_BASELINES
+        + figures.REFERENCE_METHODS
+    )
+    assert len(groups) == len(set(groups)), "a method in two groups"
+    for m in names:  # "x" marks a diverged fit; a hollow marker needs a fillable one
+        assert figures.method_style(m)["marker"] not in ("x", "X", "+", "|", "_", ".", "1")
+    assert figures.method_group("some_new_method") == "further"
+
+
+def test_palettes_roles_and_panels():
+    names = available_methods()
+    oi = {matplotlib.colors.to_hex(c) for c in figures.OKABE_ITO.values()}
+    tol = {matplotlib.colors.to_hex(c) for c in figures.TOL_MUTED}
+    # the seed methods: the five paper methods and their declared variants
+    seeds = set(figures.SEED_METHODS)
+    assert set(methods_with_role("method")) & seeds == PAPER_METHODS
+    assert {m for m in methods_with_role("variant") if get_method(m).variant_of in seeds} <= seeds
+    for m in seeds:
+        assert _hex(m) in oi and figures.method_style(m)["ls"] in ("-", "--")
+    assert len({_hex(m) for m in PAPER_METHODS}) == 5
+    others = set(names) - seeds - set(methods_with_role("reference"))
+    assert not {_hex(m) for m in others} & {_hex(m) for m in seeds}  # seed hues exclusive
+    assert {_hex(m) for m in others} <= tol
+    for m in methods_with_role("variant"):  # the parent's hue, another marker and line
+        parent = get_method(m).variant_of
+        assert _hex(m) == _hex(parent)
+        assert figures.method_style(m)["marker"] != figures.method_style(parent)["marker"]
+        assert figures.method_style(m)["ls"] != figures.method_style(parent)["ls"]
+    assert set(methods_with_role("reference")) == set(figures.REFERENCE_METHODS)
+    for m in figures.REFERENCE_METHODS:  # black or grey, dashed
+        r, g, b = matplotlib.colors.to_rgb(figures.method_style(m)["color"])
+        assert r == g == b and figures.method_style(m)["ls"] in ("--", "-.")
+    for group in ("seed", "baseline", "further"):  # one panel: no hue twice (variants apart)
+        shown = [m for m in names if figures.method_group(m) == group]
+        hues = [_hex(m) for m in shown if get_method(m).role == "method"]
+        assert len(set(hues)) == len(hues) and len(shown) <= 8, group
+
+
+def test_non_monotone_methods_are_registered_and_iterative():
+    assert set(figures.NON_MONOTONE) <= set(available_methods())
+    assert all(0 < len(why) <= 45 for why in figures.NON_MONOTONE.values())
+    for m in ("golfs", "spcafs", "nsslfs"):  # proven or tested non-increasing
+        assert m not in figures.NON_MONOTONE
 
 
 def test_styles_stable():
@@ -42,7 +92,7 @@ def test_styles_stable():
     figures.method_style.cache_clear()
     again = {m: figures.method_style(m) for m in reversed(list(first))}
     assert first == again
-    assert figures.method_style("kmeans_ufs") == {"color": "#1f77b4", "marker": "o", "ls": "-"}
+    assert figures.method_style("kmeans_ufs") == {"color": "#0072B2", "marker": "o", "ls": "-"}
 
 
 @pytest.mark.parametrize(
@@ -72,8 +122,9 @@ def test_relative_gap():
 HS = (5, 10, 40)
 
 
-def _row(h, acc, status="ok", curve=None, seconds=0.1):
-    per = {m: [acc, acc - 0.02, acc + 0.02] for m in ("acc", "nmi", "ari", "ne")}
+def _row(h, acc, status="ok", curve=None, seconds=0.1, per=None):
+    """An evaluation row; ``per``: the restarts' ACC/NMI (default ``acc`` ± 0.02)."""
+    per = {m: list(per or [acc, acc - 0.02, acc + 0.02]) for m in ("acc", "nmi", "ari", "ne")}
     return {
         "h": h,
         "h_label": str(h),
@@ -106,13 +157,21 @@ def _record(method, kind, rows, *, pid="p", label_free=True, in_grid=True):
     }
 
 
+def _frames(tmp_path, recs):
+    path = tmp_path / "ev.json"
+    write_json(path, {"dataset": "toy", "evaluations": recs})
+    df = aggregate.collect([path], "toy")
+    return df, aggregate.select_protocols(df)
+
+
 DIVERGED = [10.0, 6.0, 4.0, -2e142, None]  # dgufs at h = 10: overflow, then non-finite
 
 
 @pytest.fixture()
 def run(tmp_path):
-    """kmeans_ufs and dgufs (seed, subset), ndfs (baseline, ranking, not converged),
-    random (reference, ranking), all_features (reference, full)."""
+    """kmeans_ufs and dgufs (seed, subset), fsbc and its variant fsbc_nobal (the same
+    scores), ndfs (baseline, ranking, not converged), random (reference, ranking),
+    all_features (reference, full)."""
     recs = [
         _record(
             "kmeans_ufs",
@@ -127,6 +186,8 @@ def run(tmp_path):
                 for h in HS
             ],
         ),
+        _record("fsbc", "subset", [_row(h, 0.45) for h in HS]),
+        _record("fsbc_nobal", "subset", [_row(h, 0.45) for h in HS]),
         _record(
             "ndfs",
             "ranking",
@@ -139,10 +200,7 @@ def run(tmp_path):
             [{**_row(64, 0.6, seconds=0.01), "h_label": "all"}],
         ),
     ]
-    path = tmp_path / "ev.json"
-    write_json(path, {"dataset": "toy", "evaluations": recs})
-    df = aggregate.collect([path], "toy")
-    return df, aggregate.select_protocols(df)
+    return _frames(tmp_path, recs)
 
 
 def _capture():
@@ -154,6 +212,21 @@ def _capture():
         return Path(path)
 
     return figs, save
+
+
+def _styled_lines(ax):
+    """(colour, marker, linestyle) → the data lines of a panel with that style."""
+    out = {}
+    for ln in ax.get_lines():
+        key = (matplotlib.colors.to_hex(ln.get_color()), ln.get_marker(), ln.get_linestyle())
+        out.setdefault(key, []).append(ln)
+    return out
+
+
+def _line_of(ax, method):
+    st = figures.method_style(method)
+    (line,) = _styled_lines(ax)[(matplotlib.colors.to_hex(st["color"]), st["marker"], st["ls"])]
+    return line
 
 
 def test_metric_vs_h_layout(run, tmp_path):
@@ -173,7 +246,72 @@ def test_metric_vs_h_layout(run, tmp_path):
     assert "† not converged" in marks and "‡ diverged" in marks
     assert all(ax.get_xscale() == "log" for ax in fig.axes)  # h from 5 to 40
     assert sorted(fig.axes[0].get_xticks()) == list(HS)
+    # in % as in the tables, within the metric's range; the log h axis says so
+    assert fig.axes[0].get_ylabel().endswith("ACC (%)")
+    assert fig.axes[-1].get_xlabel() == "h, number of selected features (log scale)"
+    lo, hi = fig.axes[0].get_ylim()
+    assert 0 <= lo < 20 and 60 < hi <= 100
+    km = _line_of(fig.axes[1], "kmeans_ufs")  # label-free: mean of 0.55, 0.53, 0.57 at h = 5
+    assert km.get_ydata()[0] == pytest.approx(55.0)
     fig.clf()
+
+
+def test_a_variant_never_hides_its_parent(run, tmp_path):
+    _, sel = run
+    figs, save = _capture()
+    figures.plot_metric_vs_h(sel, "toy", "acc", tmp_path / "acc_vs_h.png", save)
+    ax = figs["acc_vs_h.png"].axes[1]  # seed methods, label-free
+    parent, variant = _line_of(ax, "fsbc"), _line_of(ax, "fsbc_nobal")
+    np.testing.assert_allclose(parent.get_ydata(), variant.get_ydata())  # the same scores
+    assert parent.get_zorder() > variant.get_zorder()  # the parent is drawn on top
+    assert np.all(parent.get_xdata() != variant.get_xdata())  # and dodged apart
+    assert _line_of(ax, "random").get_zorder() < variant.get_zorder()  # references beneath
+
+
+def test_error_bars_are_clipped_to_the_metric_range(tmp_path):
+    np.testing.assert_allclose(
+        figures.clipped_yerr([95.0, 10.0, 50.0], [20.0, 30.0, 5.0]),
+        [[20.0, 10.0, 5.0], [5.0, 30.0, 5.0]],
+    )
+    recs = [  # ±1 std reaches above 100 % and below 0 % (label-free: all restarts)
+        _record("kmeans_ufs", "subset", [_row(h, 0.9, per=[1.0, 1.0, 0.6]) for h in HS]),
+        _record("dgufs", "subset", [_row(h, 0.1, per=[0.0, 0.0, 0.4]) for h in HS]),
+    ]
+    _, sel = _frames(tmp_path, recs)
+    figs, save = _capture()
+    figures.plot_metric_vs_h(sel, "toy", "nmi", tmp_path / "nmi_vs_h.png", save)
+    ax = figs["nmi_vs_h.png"].axes[1]
+    segments = np.concatenate([c.get_segments() for c in ax.collections if c.get_segments()])
+    ys = segments[..., 1]
+    assert ys.min() == pytest.approx(0.0) and ys.max() == pytest.approx(100.0)
+    assert ax.get_ylim()[0] >= 0 and ax.get_ylim()[1] <= 100
+
+
+def test_styles_do_not_depend_on_the_methods_shown(run, tmp_path):
+    _, sel = run
+
+    def styles(part):
+        figs, save = _capture()
+        figures.plot_metric_vs_h(part, "toy", "acc", tmp_path / "acc_vs_h.png", save)
+        out = {}
+        for lg in [ax.get_legend() for ax in figs["acc_vs_h.png"].axes]:
+            for h, t in zip(
+                lg.legend_handles if lg else [], lg.get_texts() if lg else [], strict=True
+            ):
+                out[t.get_text()] = (
+                    matplotlib.colors.to_hex(h.get_color()),
+                    h.get_marker(),
+                    h.get_linestyle(),
+                )
+        return out
+
+    full = styles(sel)
+    subset = styles(sel[~sel["method"].isin(["kmeans_ufs", "dgufs", "random"])])
+    assert set(subset) == {"fsbc", "fsbc_nobal", "ndfs", "all_features"}
+    assert {m: full[m] for m in subset} == subset
+    for m, (color, marker, _) in full.items():
+        assert color == matplotlib.colors.to_hex(figures.method_style(m)["color"])
+        assert m == "all_features" or marker == figures.method_style(m)["marker"]
 
 
 def test_convergence_cut_marked_symlog_integer_ticks(run, tmp_path):
@@ -205,6 +343,23 @@ def test_convergence_cut_marked_symlog_integer_ticks(run, tmp_path):
     fig.clf()
 
 
+def test_convergence_says_which_methods_are_not_monotone_by_design(run, tmp_path):
+    df, _ = run
+    figs, save = _capture()
+    figures.plot_convergence(df, "toy", tmp_path / "convergence.png", save)
+    fig = figs["convergence.png"]
+    notes = {
+        ax.get_title(): [t.get_text() for t in ax.texts if "monotone" in t.get_text()]
+        for ax in fig.axes
+        if ax.get_title()
+    }
+    assert notes["kmeans_ufs"] == [f"not monotone by design:\n{figures.NON_MONOTONE['kmeans_ufs']}"]
+    assert notes["dgufs‡"] == [f"not monotone by design:\n{figures.NON_MONOTONE['dgufs']}"]
+    assert notes["ndfs†"] == []  # NDFS's recorded objective is non-increasing at its default
+    assert "not monotone by design" in fig._suptitle.get_text()
+    fig.clf()
+
+
 def test_runtime_says_graph_time_excluded(run, tmp_path):
     df, _ = run
     figs, save = _capture()
@@ -216,10 +371,15 @@ def test_runtime_says_graph_time_excluded(run, tmp_path):
     names = [t.get_text() for t in ax.get_yticklabels()]
     assert set(names) == set(df["method"])
     assert names[0] == "random" and names[-1] == "kmeans_ufs"  # sorted by mean fit time
+    # a log axis from the data's own minimum (random's 100 µs), not an arbitrary floor
+    assert ax.get_xlim()[0] == pytest.approx(1e-4)
+    assert ax.get_xlabel().startswith("wall-clock seconds per fit (log scale; the axis starts")
+    assert "100 µs" in ax.get_xlabel()
+    assert all(p.get_x() == pytest.approx(1e-4) for p in ax.patches)  # bars start there
     fig.clf()
 
 
-def test_plot_dataset_writes_pngs(run, tmp_path):
+def test_plot_dataset_writes_pngs_and_pdfs(run, tmp_path):
     df, sel = run
     written = aggregate.plot_dataset(df, sel, "toy", tmp_path)
     assert [p.name for p in written] == [
@@ -230,3 +390,72 @@ def test_plot_dataset_writes_pngs(run, tmp_path):
     ]
     for p in written:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        pdf = figures.vector_path(p).read_bytes()
+        assert pdf[:5] == b"%PDF-" and b"/FontFile2" in pdf  # TrueType, not Type 3
+        assert b"/Subtype /Type3" not in pdf and b"CreationDate" not in pdf
+    assert not list(tmp_path.glob(".*"))  # no temporary file left behind
+
+
+# -- critical-difference diagrams (ufs.bench.ranking) ----------------------------------------
+
+
+def test_spread_positions_separates_ties_and_keeps_the_rest():
+    x = np.array([1.0, 2.0, 2.0, 2.0, 2.05, 5.0])
+    pos = ranking.spread_positions(x, 0.2)
+    assert np.all(np.diff(pos) >= 0.2 - 1e-12)  # order kept, at least the gap apart
+    assert pos[0] == 1.0 and pos[-1] == 5.0  # isolated values stay at their value
+    assert pos[1:5].mean() == pytest.approx(x[1:5].mean())  # a block centred on its values
+    np.testing.assert_array_equal(ranking.spread_positions([3.0, 4.0], 0.1), [3.0, 4.0])
+
+
+def _cd_result(scores, **kw):
+    from tests.test_ranking import _tables
+
+    return ranking.rank_methods(_tables(scores), "label_free", "acc", **kw)
+
+
+def _bars(fig):
+    return [ln for ax in fig.axes for ln in ax.get_lines() if ln.get_linewidth() == 3]
+
+
+def test_cd_bars_only_when_the_friedman_test_is_significant():
+    methods = ["kmeans_ufs", "dgufs", "golfs", "spcafs", "mcfs"]
+    planted = {f"d{j}": {m: 1.0 - 0.1 * i for i, m in enumerate(methods)} for j in range(6)}
+    planted["d0"]["mcfs"] = 0.95  # a little noise: not every rank decided
+    sig = _cd_result(planted)
+    assert sig.pvalue < sig.alpha and ranking.post_hoc(sig) and sig.groups
+    fig = ranking.cd_figure(sig)
+    assert _bars(fig) and any(t.get_text().startswith("CD = ") for t in fig.axes[0].texts)
+    rng = np.random.default_rng(3)
+    flat = {f"d{j}": {m: float(rng.uniform()) for m in methods} for j in range(3)}
+    ns = _cd_result(flat)
+    assert ns.applicable and ns.pvalue >= ns.alpha and ns.groups  # cliques exist, not drawn
+    fig = ranking.cd_figure(ns)
+    assert not _bars(fig)
+    assert not any(t.get_text().startswith("CD = ") for t in fig.axes[0].texts)
+    assert "NOT significant at α = 0.05, so no post-hoc test" in fig._suptitle.get_text()
+
+
+def test_cd_tied_ranks_keep_separate_leader_lines():
+    s = {f"d{j}": {"a": 0.9, "b": 0.7, "c": 0.7, "d": 0.7, "e": 0.2} for j in range(4)}
+    r = _cd_result(s)
+    assert r.avg_rank[["b", "c", "d"]].nunique() == 1  # a three-way tie
+    fig = ranking.cd_figure(r)
+    leaders = [ln for ln in fig.axes[0].get_lines() if len(ln.get_xdata()) == 4]
+    assert len(leaders) == 5
+    start = [ln.get_xdata()[0] for ln in leaders]
+    drop = [ln.get_xdata()[1] for ln in leaders]  # the vertical part of each line
+    assert start.count(r.avg_rank["b"]) == 3  # all three leave the axis at their rank
+    assert len(set(np.round(drop, 9))) == 5  # but no two run down the same x
+    assert min(np.diff(sorted(drop))) > 0.02
+
+
+def test_plot_cd_300_dpi_and_its_vector_twin(tmp_path):
+    from PIL import Image
+
+    r = _cd_result({f"d{j}": {"a": 0.9, "b": 0.5, "c": 0.1} for j in range(3)})
+    out = ranking.plot_cd(r, tmp_path / "cd.png", vector=True)
+    assert Image.open(out).info["dpi"] == pytest.approx((300, 300), abs=0.01)
+    assert (tmp_path / "cd.pdf").read_bytes()[:5] == b"%PDF-"
+    ranking.plot_cd(r, tmp_path / "png_only.png")
+    assert not (tmp_path / "png_only.pdf").exists()

@@ -145,7 +145,8 @@ def test_fits_over_the_budget_are_recorded_and_skipped(data, tmp_path, capsys):
         _task("max_variance", "m", {}, [None]),
     ]
     fit(data, tasks, tmp_path / "f.npz", tmp_path / "f.json", budget_seconds=TINY)
-    log = capsys.readouterr().err.splitlines()
+    head, *log = capsys.readouterr().err.splitlines()
+    assert "task(s), 5 fit(s) of" in head  # the job's first line, then one line per fit
     assert len(log) == 5
     assert "status=budget_exceeded (time: over 0.001 CPU-s)" in log[0]
     assert "h=3" in log[2] and f"status=budget_exceeded ({SKIPPED_REASON}" in log[2]

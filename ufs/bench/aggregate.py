@@ -407,7 +407,8 @@ def _has_band(g: pd.DataFrame, h, m: str) -> bool:
 
 
 def _save_figure(fig, path: Path, dpi: int) -> Path:
-    """Write a PNG atomically and free the figure (:func:`ufs.bench.figures.save_figure`)."""
+    """Write a PNG and its vector PDF twin atomically and free the figure
+    (:func:`ufs.bench.figures.save_figure`)."""
     from .figures import save_figure
 
     return save_figure(fig, path, dpi)
@@ -447,13 +448,20 @@ def timing_summary(benchmarks: list[str | Path], evaluations: list[str | Path]) 
 
 
 def write_dataset_outputs(
-    eval_files, base: str, out_csv, out_md, figdir, oracle_metric: str = "acc"
+    eval_files, base: str, out_csv, out_md, figdir, oracle_metric: str = "acc", out_tex=None
 ) -> None:
+    """The data set's CSV, markdown tables, LaTeX tables (``out_tex``, default: ``out_md``
+    with ``.tex``; :func:`ufs.bench.latex.dataset_tables`) and figures (PNG and PDF)."""
+    from .latex import dataset_tables
+
     df = collect(eval_files, base)
     sel = select_protocols(df, oracle_metric)
     cols = [c for c in sel.columns if c != "objective_curve"]
     write_with(out_csv, lambda p: sel[cols].to_csv(p, index=False))
     write_text(out_md, markdown_tables(sel, base, oracle_metric))
+    write_text(
+        out_tex or Path(out_md).with_suffix(".tex"), dataset_tables(sel, base, oracle_metric)
+    )
     plot_dataset(df, sel, base, figdir)
 
 
@@ -639,6 +647,10 @@ def fit_status_warning(report: dict[str, Any] | str | Path) -> str | None:
     return "\n".join(lines)
 
 
+#: the LaTeX rank table's default file name, beside ``summary.md`` (:func:`write_summary`)
+RANK_TABLE_TEX = "ranks.tex"
+
+
 def write_summary(
     tables_md: list[str | Path],
     tables_csv: list[str | Path],
@@ -652,13 +664,17 @@ def write_summary(
     alpha: float = 0.05,
     min_h_values: int = 3,
     include_variants: bool = False,
+    out_tex: str | Path | None = None,
 ) -> str | None:
     """``summary.md`` (ranks across data sets, solver failures, scores and ranks per data
-    set, timing, the per-data-set tables), ``timing.json``, ``fit_status.json`` and the CD
-    diagrams ``cd_figures[(protocol, metric)]``. Returns the end-of-run warning, if any."""
+    set, timing, the per-data-set tables), ``timing.json``, ``fit_status.json``, the CD
+    diagrams ``cd_figures[(protocol, metric)]`` (PNG, and a PDF beside each) and the rank
+    table in LaTeX (``out_tex``, default ``ranks.tex`` beside ``out_md``). Returns the
+    end-of-run warning, if any."""
     import os
 
     from . import ranking, references
+    from .latex import rank_table
 
     timing = timing_summary(benchmarks, evaluations)
     write_json(out_timing, timing)
@@ -666,7 +682,8 @@ def write_summary(
     choices = {"min_h_values": min_h_values, "include_variants": include_variants}
     results = ranking.rank_all(tables, alpha=alpha, **choices)
     for r in results:
-        ranking.plot_cd(r, cd_figures[(r.protocol, r.metric)])
+        ranking.plot_cd(r, cd_figures[(r.protocol, r.metric)], vector=True)
+    write_text(out_tex or Path(out_md).with_name(RANK_TABLE_TEX), rank_table(results))
     counts = failure_counts(fit_records(evaluations))
     report = failure_report(counts, out_md)
     write_json(out_status, report)

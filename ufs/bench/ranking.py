@@ -17,7 +17,8 @@ Per protocol (``oracle`` = label-tuned, ``label_free`` = documented defaults) an
 * **Nemenyi critical difference** ``CD = q_α √(k(k+1)/(6N))`` with
   ``q_α = studentized_range.ppf(1 − α, k, ∞)/√2`` (Demšar Table 5): two methods whose
   average ranks differ by less than ``CD`` are not significantly different. The CD
-  diagram joins such groups with a bar.
+  diagram (:func:`cd_figure`) joins such groups with a bar, only when the Friedman test
+  is significant (no post-hoc test otherwise).
 
 Who is ranked (issue 24): only the **competitors** (registry role ``method``). The
 references (``all_features``, ``random``, ``max_variance``) are bounds, not candidates:
@@ -65,6 +66,9 @@ __all__ = [
     "overview_markdown",
     "details_markdown",
     "plot_cd",
+    "cd_figure",
+    "post_hoc",
+    "spread_positions",
     "PROTOCOLS",
     "METRICS",
 ]
@@ -527,96 +531,178 @@ def details_markdown(results: list[RankResult]) -> str:
     return "\n".join(lines)
 
 
-def plot_cd(result: RankResult, path: str | Path, *, dpi: int = 120) -> Path:
+def post_hoc(result: RankResult) -> bool:
+    """Whether the Nemenyi post-hoc comparison applies: the Friedman test rejected "all
+    methods are equivalent" at ``alpha`` (Demšar 2006, Sec. 3.2.2)."""
+    r = result
+    return r.applicable and r.cd is not None and r.pvalue is not None and r.pvalue < r.alpha
+
+
+def spread_positions(x, gap: float) -> np.ndarray:
+    """Positions for the leader lines of the ascending values ``x``: each as close to its
+    value as possible with neighbours at least ``gap`` apart; tied or close values are
+    spread symmetrically about their mean (adjacent blocks pooled until none overlap)."""
+    x = np.asarray(x, dtype=float)
+    blocks: list[list[float]] = []  # [first index, count, sum of the values]
+    for i, xi in enumerate(x):
+        blocks.append([i, 1, xi])
+        while len(blocks) > 1:
+            (i0, n0, s0), (_, n1, s1) = blocks[-2], blocks[-1]
+            end0 = s0 / n0 + gap * (n0 - 1) / 2
+            start1 = s1 / n1 - gap * (n1 - 1) / 2
+            if start1 - end0 >= gap * (1 - 1e-9):
+                break
+            blocks[-2:] = [[i0, n0 + n1, s0 + s1]]
+    out = np.empty(x.size)
+    for first, n, total in blocks:
+        first, n = int(first), int(n)
+        out[first : first + n] = total / n + gap * (np.arange(n) - (n - 1) / 2)
+    return out
+
+
+_CD_WHAT = {
+    "not_converged": "some fits did not converge",
+    "diverged": "some fits diverged",
+    "budget_exceeded": "fits over the compute budget: ranked last on those data sets",
+    "degenerate": "some fits degenerate (round-off or a trivial rule decided them)",
+}
+
+
+def _cd_subtitle(r: RankResult) -> str:
+    """The test, whether a post-hoc comparison was made, the status marks and who is not
+    ranked."""
+    if not r.applicable:
+        sub = r.note
+    elif post_hoc(r):
+        sub = (
+            f"Friedman χ² = {r.statistic:.1f}, p = {_fmt_p(r.pvalue)} (significant at "
+            f"α = {r.alpha:g}); a bar joins methods not significantly different (Nemenyi)"
+        )
+    else:
+        sub = (
+            f"Friedman χ² = {r.statistic:.1f}, p = {_fmt_p(r.pvalue)}: NOT significant at "
+            f"α = {r.alpha:g}, so no post-hoc test (no Nemenyi bars, no CD)"
+        )
+    marks = sorted({r.method_status(m) for m in r.avg_rank.index} & set(STATUS_MARK))
+    if marks:
+        sub += "\n" + "; ".join(f"{STATUS_MARK[s]} {_CD_WHAT[s]}" for s in marks)
+    by_role: dict[str, list[str]] = {}
+    for m, role in r.excluded.items():
+        by_role.setdefault(role, []).append(m)
+    if by_role:
+        sub += "\nnot ranked (not competitors): " + "; ".join(
+            f"{role}s {', '.join(ms)}" for role, ms in sorted(by_role.items())
+        )
+    return sub
+
+
+def cd_figure(result: RankResult):
     """The critical-difference diagram: methods at their average rank on a 1..k axis (best
-    on the left), thick bars joining methods not significantly different (Nemenyi), the
-    CD as a scale bar. Without a test (too few methods or data sets) the ranks are drawn
-    without bars and the reason is printed on the figure."""
+    on the left), each with its marker and colour (:func:`ufs.bench.figures.method_style`),
+    seed methods in bold; leader lines spread apart where ranks tie; thick bars joining
+    methods not significantly different (Nemenyi) and the CD as a scale bar — only when
+    the Friedman test is significant. Without a test (too few methods or data sets) the
+    ranks are drawn without bars and the reason is printed on the figure."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..fileio import write_with
-
     r = result
     title = f"{PROTOCOL_TITLES[r.protocol]}, {r.metric.upper()}: average rank over {r.n} data " + (
         "set" if r.n == 1 else "sets"
     )
-    tight = {"bbox_inches": "tight", "pad_inches": 0.15}
     if r.avg_rank.empty:
         fig, ax = plt.subplots(figsize=(7, 1.6))
         ax.axis("off")
         ax.text(0.5, 0.5, r.note or "nothing to rank", ha="center", va="center", wrap=True)
         ax.set_title(title, fontsize=10)
-        write_with(path, lambda p: fig.savefig(p, dpi=dpi, format="png", **tight))
-        plt.close(fig)
-        return Path(path)
-    k = r.k
-    names = list(r.avg_rank.index)
-    vals = r.avg_rank.to_numpy()
-    half = (k + 1) // 2
-    left, right = list(range(half)), list(range(half, k))
-    ngroups = len(r.groups)
+        return fig
+    k, lo, hi = r.k, 1, max(r.k, 2)
+    groups = r.groups if post_hoc(r) else []
     # layout in "row" units: axis at y = 0, groups below it, then one label row per method
-    group_y = [-0.55 - 0.3 * j for j in range(ngroups)]
+    group_y = [-0.55 - 0.3 * j for j in range(len(groups))]
     top_label = (group_y[-1] if group_y else -0.3) - 0.7
-    nrows = max(len(left), len(right))
+    nrows = max((k + 1) // 2, k - (k + 1) // 2)
     bottom = top_label - (nrows - 1) - 0.6
-    top = 1.6 if r.cd is not None else 1.0
-    height = 0.27 * (top - bottom) + 0.9
+    top = 1.6 if groups else 1.0
+    heading = f"{title}\n{_cd_subtitle(r)}"
+    above = 0.25 + 0.17 * heading.count("\n")  # inches above the axes for the heading
+    height = 0.27 * (top - bottom) + 0.35 + above
     fig = plt.figure(figsize=(9.5, height))
-    ax = fig.add_axes((0.27, 0.02, 0.46, 0.98 - 0.55 / height))
-    ax.set_xlim(1, max(k, 2))
+    ax = fig.add_axes((0.27, 0.02, 0.46, 0.98 - above / height))
+    ax.set_xlim(lo, hi)
     ax.set_ylim(bottom, top)
     ax.axis("off")
-    lo, hi = 1, max(k, 2)
-    # rank axis
+    _cd_axis(ax, lo, hi)
+    if groups:
+        _cd_scale(ax, r.cd, lo, hi)
+    _cd_methods(ax, r, top_label, lo, hi, gap=0.09 * (hi - lo) / (9.5 * 0.46))
+    for j, grp in enumerate(groups):  # groups not significantly different
+        a, b = r.avg_rank[grp[0]], r.avg_rank[grp[-1]]
+        ax.plot([a - 0.05, b + 0.05], [group_y[j]] * 2, color="0.15", lw=3, solid_capstyle="butt")
+    fig.suptitle(heading, fontsize=9, y=0.995, va="top")
+    return fig
+
+
+def _cd_axis(ax, lo: int, hi: int) -> None:
     ax.plot([lo, hi], [0, 0], color="black", lw=1)
-    for t in range(1, hi + 1):
+    for t in range(lo, hi + 1):
         ax.plot([t, t], [0, 0.15], color="black", lw=1)
         ax.text(t, 0.25, str(t), ha="center", va="bottom", fontsize=8)
-    # CD scale bar
-    if r.cd is not None:
-        x1 = min(lo + r.cd, hi)
-        ax.plot([lo, x1], [1.15, 1.15], color="black", lw=1.5)
-        for x in (lo, x1):
-            ax.plot([x, x], [1.05, 1.25], color="black", lw=1.5)
-        label = f"CD = {r.cd:.2f}" + (" (beyond the axis)" if lo + r.cd > hi else "")
-        ax.text((lo + x1) / 2, 1.3, label, ha="center", va="bottom", fontsize=8)
-    # methods: a line from the axis down to a label row, left half to the left
-    for side, idx in (("left", left), ("right", right)):
-        for row, i in enumerate(idx if side == "left" else reversed(idx)):
-            y = top_label - row
-            x_end = lo if side == "left" else hi
-            ax.plot([vals[i], vals[i], x_end], [0, y, y], color="0.25", lw=0.9)
-            mark = STATUS_MARK.get(r.method_status(names[i]), "")
-            text = f"{names[i]}{mark} ({vals[i]:.2f})"
-            ha = "right" if side == "left" else "left"
-            dx = -0.15 if side == "left" else 0.15
-            ax.text(x_end + dx * (hi - lo) / 10, y, text, ha=ha, va="center", fontsize=8)
-    # groups not significantly different
-    for j, grp in enumerate(r.groups):
-        a, b = r.avg_rank[grp[0]], r.avg_rank[grp[-1]]
-        ax.plot([a - 0.05, b + 0.05], [group_y[j]] * 2, color="tab:red", lw=3.5, alpha=0.8)
-    if r.applicable:
-        sig = "significant" if r.pvalue < r.alpha else "not significant"
-        sub = (
-            f"Friedman χ² = {r.statistic:.1f}, p = {_fmt_p(r.pvalue)} ({sig} at α = {r.alpha:g}); "
-            "a bar joins methods not significantly different (Nemenyi)"
+
+
+def _cd_scale(ax, cd: float, lo: int, hi: int) -> None:
+    x1 = min(lo + cd, hi)
+    ax.plot([lo, x1], [1.15, 1.15], color="black", lw=1.5)
+    for x in (lo, x1):
+        ax.plot([x, x], [1.05, 1.25], color="black", lw=1.5)
+    label = f"CD = {cd:.2f}" + (" (beyond the axis)" if lo + cd > hi else "")
+    ax.text((lo + x1) / 2, 1.3, label, ha="center", va="bottom", fontsize=8)
+
+
+def _cd_methods(ax, r: RankResult, top_label: float, lo: int, hi: int, gap: float) -> None:
+    """Each method: its marker at its rank, a leader line in its colour and line style (bent
+    to its spread position, so tied ranks keep separate lines) down to its label row; best
+    half to the left."""
+    from .figures import method_group, method_style
+
+    names, vals = list(r.avg_rank.index), r.avg_rank.to_numpy(dtype=float)
+    xs = spread_positions(vals, gap)
+    half = (r.k + 1) // 2
+    rows = {i: i for i in range(half)} | {i: r.k - 1 - i for i in range(half, r.k)}
+    for i, name in enumerate(names):
+        left = i < half
+        y, x_end = top_label - rows[i], lo if left else hi
+        st = method_style(name)
+        ax.plot(
+            [vals[i], xs[i], xs[i], x_end],
+            [0, -0.3, y, y],
+            color=st["color"],
+            ls=st["ls"],
+            lw=0.9,
+            clip_on=False,
         )
-    else:
-        sub = r.note
-    marks = sorted({r.method_status(m) for m in names} & set(STATUS_MARK))
-    what = {
-        "not_converged": "some fits did not converge",
-        "diverged": "some fits diverged",
-        "budget_exceeded": "fits over the compute budget: ranked last on those data sets",
-        "degenerate": "some fits degenerate (round-off or a trivial rule decided them)",
-    }
-    if marks:
-        sub += "\n" + "; ".join(f"{STATUS_MARK[s]} {what[s]}" for s in marks)
-    fig.suptitle(f"{title}\n{sub}", fontsize=9, y=0.995, va="top")
-    write_with(path, lambda p: fig.savefig(p, dpi=dpi, format="png", **tight))
-    plt.close(fig)
-    return Path(path)
+        ax.plot(
+            vals[i], 0, ls="", marker=st["marker"], color=st["color"], ms=4, zorder=3, clip_on=False
+        )
+        mark = STATUS_MARK.get(r.method_status(name), "")
+        dx = (-0.15 if left else 0.15) * (hi - lo) / 10
+        ax.text(
+            x_end + dx,
+            y,
+            f"{name}{mark} ({vals[i]:.2f})",
+            ha="right" if left else "left",
+            va="center",
+            fontsize=8,
+            fontweight="bold" if method_group(name) == "seed" else "normal",
+        )
+
+
+def plot_cd(result: RankResult, path: str | Path, *, dpi: int = 300, vector: bool = False) -> Path:
+    """Write the CD diagram (:func:`cd_figure`) as a PNG at ``dpi`` and, with ``vector``,
+    its PDF twin (:func:`ufs.bench.figures.save_figure`); returns the PNG path."""
+    from .figures import save_figure
+
+    fig = cd_figure(result)
+    return save_figure(fig, path, dpi, vector=vector, bbox_inches="tight", pad_inches=0.15)

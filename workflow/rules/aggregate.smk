@@ -8,6 +8,8 @@ rule aggregate_dataset:
             labels={"dataset": "{base}", "kind": "table (csv)"},
         ),
         md=f"{OUT}/tables/{{base}}.md",
+        # the same tables in LaTeX (booktabs; ufs.bench.latex), written beside the markdown
+        tex=f"{OUT}/tables/{{base}}.tex",
         acc=report(
             f"{OUT}/figures/{{base}}/acc_vs_h.png",
             category="ACC and NMI against h",
@@ -28,6 +30,11 @@ rule aggregate_dataset:
             category="Run time",
             labels={"dataset": "{base}", "figure": "fit time"},
         ),
+        # every figure's vector twin, for LaTeX (ufs.bench.figures.save_figure)
+        acc_pdf=f"{OUT}/figures/{{base}}/acc_vs_h.pdf",
+        nmi_pdf=f"{OUT}/figures/{{base}}/nmi_vs_h.pdf",
+        convergence_pdf=f"{OUT}/figures/{{base}}/convergence.pdf",
+        runtime_pdf=f"{OUT}/figures/{{base}}/runtime.pdf",
     params:
         oracle_metric=ORACLE_METRIC,
         code=AGGREGATE_CODE,
@@ -76,6 +83,12 @@ rule summary:
             category="Across data sets",
             labels={"protocol": "label-free defaults", "figure": "CD diagram, NMI"},
         ),
+        # their vector twins, and the average-rank table in LaTeX (beside summary.md)
+        cd_oracle_acc_pdf=f"{OUT}/figures/cd_oracle_acc.pdf",
+        cd_oracle_nmi_pdf=f"{OUT}/figures/cd_oracle_nmi.pdf",
+        cd_label_free_acc_pdf=f"{OUT}/figures/cd_label_free_acc.pdf",
+        cd_label_free_nmi_pdf=f"{OUT}/figures/cd_label_free_nmi.pdf",
+        ranks_tex=f"{OUT}/ranks.tex",
     params:
         code=AGGREGATE_CODE,
         min_h_values=MIN_H_VALUES,
@@ -102,6 +115,7 @@ if PUBLISHED:
             csv=f"{OUT}/comparison/{PUBLISHED}.csv",
             md=report(f"{OUT}/comparison/{PUBLISHED}.md", category="Comparison with the paper"),
             png=report(f"{OUT}/comparison/{PUBLISHED}.png", category="Comparison with the paper"),
+            pdf=f"{OUT}/comparison/{PUBLISHED}.pdf",  # the figure's vector twin
         log:
             f"{OUT}/logs/compare_published.log",
         resources:
