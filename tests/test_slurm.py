@@ -12,7 +12,6 @@ the test is skipped, unless UFS_REQUIRE_SLURM=1 (CI), which turns a skip into a 
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import re
 import shutil
@@ -34,6 +33,7 @@ from tests.workflow_helpers import (
     snakemake_cmd,
     write_config,
 )
+from ufs.fileio import read_json
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
@@ -118,7 +118,7 @@ def _without_timings(obj):
 def _evaluations(workdir: Path) -> dict[str, object]:
     root = workdir / "results" / "evaluations"
     return {
-        str(f.relative_to(root)): _without_timings(json.loads(f.read_text()))
+        str(f.relative_to(root)): _without_timings(read_json(f))
         for f in sorted(root.rglob("*.json"))
     }
 
