@@ -111,7 +111,15 @@ def test_dataset_tables(frames):
     assert rows[r"fsbc\_nobal (variant)"][0] == "50.0 $\\pm$ 2.0"
     assert rows["ndfs"][0] == r"40.0 $\pm$ 2.0\textsuperscript{\dag}"  # not converged
     assert rows["mcfs"][2] == r"\underline{55.0 $\pm$ 2.0\textsuperscript{$\diamond$}}"
-    assert rows[r"kmeans\_ufs"][-1] == r"\textbf{60.0 $\pm$ 2.0 ($h=5$)}"  # best over h
+    # label-free: the mean over h (the rank score), never a best over h the labels choose
+    assert "best over" not in free_acc.split(r"\end{table}")[0]
+    assert rows[r"kmeans\_ufs"][-1] == r"\textbf{60.0}"  # mean over h
+    assert rows["ndfs"][-1] == r"40.0\textsuperscript{\dag}"
+    # label-tuned: the mean over h, then the best over h with its h
+    tuned = tex[tex.index(r"\label{tab:toy-set-oracle-acc}") :]
+    assert "mean over $h$ & best over $h$" in tuned.split(r"\end{table}")[0]
+    tuned_rows = {r[0]: r[1:] for r in _body(tuned)}
+    assert tuned_rows[r"kmeans\_ufs"][-1].endswith(r"($h=5$)}")
     # random is highest but a reference: italic, after a \midrule, not bold
     assert rows[r"\textit{random}"][0] == r"\textit{91.0 [90.1, 91.9]}"  # mean [p5, p95]
     assert not any(r"\textbf" in c for c in rows[r"\textit{random}"])
@@ -131,7 +139,7 @@ def test_rank_table_lowest_rank_bold():
     assert rows["a"] == [r"\textbf{1.00}", r"\textbf{1.00}"]
     assert rows["b"] == [r"\underline{2.33}", r"\underline{2.33}"]
     assert rows["d"] == [r"4.00\textsuperscript{\ddag}"] * 2
-    assert rows["Friedman $p$"][0] == ranking._fmt_p(ranking.rank_all(t)[2].pvalue)
+    assert rows["Friedman $p$"][0] == ranking._fmt_p(ranking.rank_all(t)[0].pvalue)
 
 
 def test_write_dataset_outputs_writes_the_tex_beside_the_markdown(frames, tmp_path):

@@ -663,13 +663,14 @@ def test_runs_open_on_what_a_reader_needs(tmp_path, pristine):
 def test_runs_table_hint_reads_the_receipt(tmp_path):
     receipt = tmp_path / "experiment.json"
     assert tracking.runs_table_hint(receipt) is None
-    receipt.write_text(json.dumps({"tracking_uri": "sqlite:////x/m.db", "runs_table": "/#/e"}))
+    path = tracking.runs_table_path("3")  # from the experiment id: the current link
+    receipt.write_text(json.dumps({"tracking_uri": "sqlite:////x/m.db", "experiment_id": "3"}))
     assert tracking.runs_table_hint(receipt) == (
         "MLflow runs table: run `mlflow ui --backend-store-uri sqlite:////x/m.db`, then open "
-        "http://127.0.0.1:5000/#/e"
+        f"http://127.0.0.1:5000{path}"
     )
-    receipt.write_text(json.dumps({"tracking_uri": "http://h:5000/", "runs_table": "/#/e"}))
-    assert tracking.runs_table_hint(receipt) == "MLflow runs table: http://h:5000/#/e"
+    receipt.write_text(json.dumps({"tracking_uri": "http://h:5000/", "experiment_id": "3"}))
+    assert tracking.runs_table_hint(receipt) == f"MLflow runs table: http://h:5000{path}"
 
 
 def test_a_directory_moved_before_identities_existed_adopts_its_runs(tmp_path, pristine):

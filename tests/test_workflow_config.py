@@ -122,3 +122,18 @@ def test_unknown_names_suggest_the_closest_valid_one():
     cfg["datasets"]["wines"] = {"h": [2]}
     with pytest.raises(ConfigError, match="did you mean 'wine'"):
         build_plan(cfg)
+
+
+def test_every_rule_says_what_it_does():
+    """Issue 27: a ``message:`` on every rule (but the ``all`` target), so that the console
+    names the data set, methods and h instead of ``fit chunk=c000``."""
+    import re
+
+    missing = []
+    for smk in sorted((REPO / "workflow" / "rules").glob("*.smk")):
+        blocks = re.split(r"^(\s*)rule (\w+):", smk.read_text(), flags=re.M)[1:]
+        for indent, name, body in zip(blocks[::3], blocks[1::3], blocks[2::3], strict=True):
+            own = re.split(rf"^{indent}\S", body, maxsplit=1, flags=re.M)[0]
+            if name != "all" and not re.search(r"^\s+message:", own, flags=re.M):
+                missing.append(f"{smk.name}: {name}")
+    assert not missing, missing

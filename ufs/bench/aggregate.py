@@ -297,83 +297,131 @@ def _h_order(labels) -> list[str]:
     return [str(x) for x in nums] + (["all"] if "all" in set(labels) else [])
 
 
-def markdown_tables(sel: pd.DataFrame, base: str, oracle_metric: str = "acc") -> str:
-    """ACC and NMI (%, mean ± std over restarts) per method × h for both protocols."""
+#: the protocols in the order every table shows them: the unsupervised numbers first
+TABLE_PROTOCOLS = ("label_free", "oracle")
+#: a protocol's caption in the per-data-set tables (the legend says the rest once)
+TABLE_TITLES = {
+    "label_free": "label-free: each method's default setting, no labels used",
+    "oracle": "label-tuned: the labels choose the grid setting per h (as in the papers)",
+}
+#: the summary columns of a protocol's score tables: the mean over h (the score the ranks
+#: use) in both; the best over h only where the labels may choose (label-tuned)
+SUMMARY_COLUMNS = {"label_free": ("mean",), "oracle": ("mean", "best")}
+SUMMARY_TITLES = {"mean": "mean over h", "best": "best over h (labels choose h)"}
+
+
+def mean_over_h(g: pd.DataFrame, m: str) -> tuple[float, bool]:
+    """A method's score on a data set: the mean over its h of the metric's mean over
+    restarts (what the ranks use), and whether some h has no number (budget exceeded)."""
+    values = g[f"{m}_mean"].astype(float)
+    scored = values.dropna()
+    return (float(scored.mean()) if not scored.empty else float("nan")), bool(values.isna().any())
+
+
+def ordered_methods(part: pd.DataFrame, m: str) -> list[tuple[str, pd.DataFrame, str]]:
+    """``(method, rows indexed by h_label, role)`` of one protocol: competitors and
+    variants by their mean over h of ``m`` (best first, no number last), then the
+    references by name: the order of the markdown and the LaTeX tables."""
+    items = []
+    for method, g in part.groupby("method", sort=True):
+        role = str(g["role"].iloc[0]) if "role" in g else "method"
+        g = g.set_index("h_label")
+        col = f"{m}_mean" if f"{m}_mean" in g else m
+        score = g[col].astype(float).mean()
+        key = (role == "reference", -score if score == score else np.inf, method)
+        items.append((key, (method, g, role)))
+    return [item for _, item in sorted(items, key=lambda kv: kv[0])]
+
+
+def _md_decorate(text: str, kind: str) -> str:
+    if not text:
+        return text
+    return f"**{text}**" if kind == "best" else f"<u>{text}</u>" if kind == "second" else text
+
+
+def _md_cell(g: pd.DataFrame, h: str, m: str, status: pd.Series):
+    """One method at one h: ``mean ± std`` in % (a chance reference ``mean [p5, p95]``;
+    TP/CP with two decimals), its status mark, and the printed value that competes."""
+    from .cells import Cell
+
+    if h not in g.index:
+        return Cell("")
+    mark = STATUS_MARK.get(status[h], "")
+    if status[h] == "budget_exceeded":
+        return Cell(f"budget exceeded {mark}")
+    if m not in ("acc", "nmi"):
+        shown = f"{g.loc[h, m]:.2f}"
+        return Cell(f"{shown}{mark}", float(shown))
+    shown = f"{100 * g.loc[h, f'{m}_mean']:.1f}"
+    if _has_band(g, h, m):
+        spread = f"[{100 * g.loc[h, f'{m}_p05']:.1f}, {100 * g.loc[h, f'{m}_p95']:.1f}]"
+        return Cell(f"{shown} {spread}{mark}", float(shown))
+    return Cell(f"{shown} ± {100 * g.loc[h, f'{m}_std']:.1f}{mark}", float(shown))
+
+
+def _md_summary_cell(g: pd.DataFrame, m: str, status: pd.Series, which: str):
+    """The mean over h (the rank score; § if some h has no number) or the best over h
+    (with its h)."""
+    from .cells import Cell
+
+    if which == "mean":
+        score, missing = mean_over_h(g, m)
+        if score != score:
+            return Cell(f"budget exceeded {STATUS_MARK['budget_exceeded']}" if missing else "–")
+        shown = f"{100 * score:.1f}"
+        flag = worst(status) if len(status) else "ok"
+        mark = STATUS_MARK["budget_exceeded"] if missing else STATUS_MARK.get(flag, "")
+        return Cell(f"{shown}{mark}", float(shown))
+    scored = g[f"{m}_mean"].dropna()
+    if scored.empty:
+        return Cell("–")
+    b = scored.idxmax()
+    cell = _md_cell(g, b, m, status)
+    return type(cell)(f"{cell.text} (h={b})", cell.value)
+
+
+def markdown_tables(
+    sel: pd.DataFrame, base: str, oracle_metric: str = "acc", *, legend: bool = True
+) -> str:
+    """The data set's score tables: per protocol (label-free first) and metric, a row per
+    method (competitors and variants by their mean over h, best first; the references
+    last, in italics), a column per h and the summary columns (:data:`SUMMARY_COLUMNS`).
+    ACC and NMI in %, mean ± std over restarts; per column the best competitor value in
+    bold and the runner-up underlined (as printed; ties share). ``legend``: end with the
+    legend (a standalone file; ``summary.md`` gives it once for every data set)."""
+    from .cells import Row, emphasis
+
     lines = [f"## {base}", ""]
-    titles = {
-        "oracle": f"label-tuned (oracle): best grid setting per method and h by mean {oracle_metric.upper()} on the even k-means restarts, reported on the odd ones — uses labels, as in the papers",
-        "label_free": "label-free defaults: each method's documented default parameters — no labels used",
-    }
-    has_truth = sel["tp"].notna().any()
-    for protocol in ("oracle", "label_free"):
+    has_truth = "tp" in sel and sel["tp"].notna().any()
+    for protocol in TABLE_PROTOCOLS:
         part = sel[sel["protocol"] == protocol]
         if part.empty:
             continue
         hs = _h_order(part["h_label"])
-        metrics = ["acc", "nmi"] + (["tp", "cp"] if has_truth else [])
-        for m in metrics:
-            name = {
-                "tp": "TP@h (true features among the h selected)",
-                "cp": "CP@h (all true features covered)",
-            }.get(m, f"{m.upper()} % (mean ± std)")
-            lines += [f"**{name}** — {titles[protocol]}", ""]
-            lines.append(
-                "| method | "
-                + " | ".join(f"h={h}" for h in hs)
-                + (" | best over h |" if m in ("acc", "nmi") else " |")
-            )
-            lines.append("|---" * (len(hs) + 1 + (m in ("acc", "nmi"))) + "|")
-            marked = banded = False
-            for method, g in sorted(part.groupby("method", sort=True), key=_role_order):
-                cells = []
-                g = g.set_index("h_label")
+        for m in ["acc", "nmi"] + (["tp", "cp"] if has_truth else []):
+            name = {"tp": "TP@h", "cp": "CP@h"}.get(m, f"{m.upper()} %")
+            extra = SUMMARY_COLUMNS[protocol] if m in ("acc", "nmi") else ()
+            if protocol == "oracle" and m in ("acc", "nmi"):
+                title = TABLE_TITLES[protocol].replace(
+                    "choose", f"choose (by {oracle_metric.upper()})"
+                )
+            else:
+                title = TABLE_TITLES[protocol]
+            lines += [f"**{name}** — {title}", ""]
+            header = ["method", *(f"h={h}" for h in hs), *(SUMMARY_TITLES[c] for c in extra)]
+            lines += ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+            rows = []
+            for method, g, role in ordered_methods(part, m):
                 status = g["status"] if "status" in g else pd.Series("ok", index=g.index)
-                for h in hs:
-                    if h not in g.index:
-                        cells.append("")
-                        continue
-                    mark = STATUS_MARK.get(status[h], "")
-                    marked |= bool(mark)
-                    if status[h] == "budget_exceeded":
-                        cells.append(f"budget exceeded {mark}")
-                    elif m in ("acc", "nmi") and _has_band(g, h, m):
-                        banded = True
-                        cells.append(
-                            f"{100 * g.loc[h, f'{m}_mean']:.1f} "
-                            f"[{100 * g.loc[h, f'{m}_p05']:.1f}, "
-                            f"{100 * g.loc[h, f'{m}_p95']:.1f}]{mark}"
-                        )
-                    elif m in ("acc", "nmi"):
-                        cells.append(
-                            f"{100 * g.loc[h, f'{m}_mean']:.1f} ± "
-                            f"{100 * g.loc[h, f'{m}_std']:.1f}{mark}"
-                        )
-                    else:
-                        cells.append(f"{g.loc[h, m]:.2f}{mark}")
-                if m in ("acc", "nmi"):
-                    scored = g[f"{m}_mean"].dropna()  # a fit over the budget has no number
-                    if scored.empty:
-                        over = (status == "budget_exceeded").any()
-                        cells.append(
-                            f"budget exceeded {STATUS_MARK['budget_exceeded']}" if over else "–"
-                        )
-                    else:
-                        b = scored.idxmax()
-                        spread = (
-                            f"[{100 * g.loc[b, f'{m}_p05']:.1f}, {100 * g.loc[b, f'{m}_p95']:.1f}]"
-                            if _has_band(g, b, m)
-                            else f"± {100 * g.loc[b, f'{m}_std']:.1f}"
-                        )
-                        cells.append(
-                            f"{100 * g.loc[b, f'{m}_mean']:.1f} {spread}"
-                            f"{STATUS_MARK.get(status[b], '')} (h={b})"
-                        )
-                lines.append(f"| {_row_name(method, g)} | " + " | ".join(cells) + " |")
+                cells = [_md_cell(g, h, m, status) for h in hs]
+                cells += [_md_summary_cell(g, m, status, c) for c in extra]
+                rows.append(Row(_row_name(method, role), tuple(cells), role))
+            for row, kinds in zip(rows, emphasis(rows), strict=True):
+                texts = [_md_decorate(c.text, k) for c, k in zip(row.cells, kinds, strict=True)]
+                lines.append(f"| {row.name} | " + " | ".join(texts) + " |")
             lines.append("")
-            if banded:
-                lines += [f"_{BAND_LEGEND}_", ""]
-            if marked:
-                lines += [f"_{STATUS_LEGEND}_", ""]
+    if legend:
+        lines += ["**Legend**", "", *TABLE_LEGEND, ""]
     return "\n".join(lines)
 
 
@@ -383,6 +431,20 @@ BAND_LEGEND = (
     "reads mean [5th, 95th percentile] over its independent draws (evaluation."
     "reference_draws): the expected score of a random subset and the band of one draw."
 )
+#: the per-data-set tables' legend, given once (the end of ``tables/<base>.md``, and the
+#: Legend section of ``summary.md``)
+TABLE_LEGEND = [
+    "- ACC and NMI in %, mean ± std over the k-means restarts (TP@h, CP@h: true features "
+    "among the h selected, all true features covered; simulations only).",
+    "- **Bold**: the best competitor (or declared variant) in the column; <u>underlined</u>: "
+    "the runner-up; compared as printed, ties share the mark. References are never marked.",
+    "- *mean over h*: the method's score on the data set, the one the ranks use; *best over "
+    "h* (label-tuned only): the labels choose h too, as the papers' best-over-h numbers do.",
+    "- Label-tuned rows: per method and h, the grid setting with the best mean on the even "
+    "k-means restarts, reported on the odd ones (held out).",
+    "- " + BAND_LEGEND,
+    "- " + STATUS_LEGEND,
+]
 _ROLE_ORDER = {"method": 0, "variant": 1, "reference": 2}
 
 
@@ -393,8 +455,7 @@ def _role_order(item) -> tuple:
     return (_ROLE_ORDER.get(role, 0), method)
 
 
-def _row_name(method: str, g: pd.DataFrame) -> str:
-    role = g["role"].iloc[0] if "role" in g else "method"
+def _row_name(method: str, role: str) -> str:
     if role == "reference":
         return f"_{method}_ (reference)"
     if role == "variant":
@@ -450,15 +511,19 @@ def timing_summary(benchmarks: list[str | Path], evaluations: list[str | Path]) 
 def write_dataset_outputs(
     eval_files, base: str, out_csv, out_md, figdir, oracle_metric: str = "acc", out_tex=None
 ) -> None:
-    """The data set's CSV, markdown tables, LaTeX tables (``out_tex``, default: ``out_md``
-    with ``.tex``; :func:`ufs.bench.latex.dataset_tables`) and figures (PNG and PDF)."""
+    """The data set's CSV, markdown tables (and their HTML page beside them, for the
+    Snakemake report), LaTeX tables (``out_tex``, default: ``out_md`` with ``.tex``;
+    :func:`ufs.bench.latex.dataset_tables`) and figures (PNG and PDF)."""
+    from .html import page
     from .latex import dataset_tables
 
     df = collect(eval_files, base)
     sel = select_protocols(df, oracle_metric)
     cols = [c for c in sel.columns if c != "objective_curve"]
     write_with(out_csv, lambda p: sel[cols].to_csv(p, index=False))
-    write_text(out_md, markdown_tables(sel, base, oracle_metric))
+    md = markdown_tables(sel, base, oracle_metric)
+    write_text(out_md, md)
+    write_text(Path(out_md).with_suffix(".html"), page(md, f"UFS-bench: {base}"))
     write_text(
         out_tex or Path(out_md).with_suffix(".tex"), dataset_tables(sel, base, oracle_metric)
     )
@@ -559,8 +624,8 @@ def failure_markdown(counts: pd.DataFrame) -> str:
         "",
         f"{nc} of {total} fits did not converge (†) and {dv} diverged (‡){over}{degen}; every "
         "grid setting and h is counted, simulation replicates separately, a ranking method's "
-        "one fit once for all h (with its worst status over h). " + STATUS_LEGEND + " Their "
-        "numbers are marked in the per-data-set tables, the CSVs (`status`, "
+        "one fit once for all h (with its worst status over h); the marks are defined in the "
+        "*Legend*. Their numbers are marked in the per-data-set tables, the CSVs (`status`, "
         "`n_not_converged`, `n_diverged`, `n_degenerate`, `n_budget_exceeded`) and the "
         "figures (hollow marker: not converged; ×: diverged; open diamond: degenerate; §: "
         "budget exceeded, no point).",
@@ -651,6 +716,19 @@ def fit_status_warning(report: dict[str, Any] | str | Path) -> str | None:
 RANK_TABLE_TEX = "ranks.tex"
 
 
+def _scope_line(tables: pd.DataFrame) -> str:
+    """What the summary covers: data sets and methods by role."""
+    roles = tables.drop_duplicates("method").set_index("method")["role"]
+    by = {r: sorted(roles.index[roles == r]) for r in ("method", "variant", "reference")}
+    col = "dataset_base" if "dataset_base" in tables else "dataset"
+    sets = sorted(tables[col].astype(str).unique())
+    return (
+        f"**Scope:** {len(sets)} data set(s) ({', '.join(sets)}); {len(by['method'])} "
+        f"competitor(s) ({', '.join(by['method'])}); variants: {', '.join(by['variant']) or 'none'}; "
+        f"references: {', '.join(by['reference']) or 'none'}."
+    )
+
+
 def write_summary(
     tables_md: list[str | Path],
     tables_csv: list[str | Path],
@@ -665,6 +743,7 @@ def write_summary(
     min_h_values: int = 3,
     include_variants: bool = False,
     out_tex: str | Path | None = None,
+    oracle_metric: str = "acc",
 ) -> str | None:
     """``summary.md`` (ranks across data sets, solver failures, scores and ranks per data
     set, timing, the per-data-set tables), ``timing.json``, ``fit_status.json``, the CD
@@ -674,6 +753,8 @@ def write_summary(
     import os
 
     from . import ranking, references
+    from .answer import support_lines
+    from .html import page
     from .latex import rank_table
 
     timing = timing_summary(benchmarks, evaluations)
@@ -688,31 +769,53 @@ def write_summary(
     report = failure_report(counts, out_md)
     write_json(out_status, report)
     figdir = os.path.relpath(Path(next(iter(cd_figures.values()))).parent, Path(out_md).parent)
+    tests = references.all_reference_tests(tables, alpha=alpha, **choices)
+    per_dataset = []
+    for t in tables_csv:
+        sel = pd.read_csv(t, dtype={"h_label": str})
+        base = str(sel["dataset_base"].iloc[0]) if "dataset_base" in sel else Path(t).stem
+        md = markdown_tables(sel, base, oracle_metric, legend=False)
+        per_dataset.append(md.replace("## ", "### ", 1))  # under "## Per data set"
     parts = [
         "# UFS-bench results",
         "",
-        "Parameter protocols: **label-tuned (oracle)** picks the best grid setting per method "
-        "and h using the labels (what the papers report); **label-free** uses each method's "
-        "documented defaults. Values are mean ± std over k-means restarts (label-tuned: "
-        "the setting is chosen on the even restarts and reported on the odd ones). Only "
-        "competitors are ranked; references and declared variants are shown apart.",
+        _scope_line(tables),
         "",
+        "Two parameter protocols, label-free first everywhere: **label-free** runs each "
+        "method's default setting and uses no labels (the unsupervised numbers); "
+        "**label-tuned** lets the labels choose the grid setting per h, as the papers do "
+        "(chosen on the even k-means restarts, reported on the odd ones). Only competitors "
+        "are ranked; references and declared variants are shown apart. Marks and units: "
+        "*Legend*, at the end.",
+        "",
+        *support_lines(results, tests, TABLE_PROTOCOLS),  # the answer, in words
         ranking.overview_markdown(results, figure_dir=figdir),
-        references.references_markdown(tables, alpha=alpha, **choices),
+        references.references_markdown(tables, alpha=alpha, tests=tests, **choices),
         failure_markdown(counts),
         ranking.details_markdown(results),
+        "## Per data set",
+        "",
+        *per_dataset,
         "## Time",
         "",
-        f"Jobs: {timing['jobs']} (data, graph, fit, evaluate and table jobs; not this "
-        f"summary's own nor the MLflow jobs, which run beside it: "
-        f"`benchmarks/pipeline_overhead.py` counts every job); job wall time summed over jobs: "
-        f"{timing['job_wall_seconds']:.1f} s; in solvers: {timing['solver_seconds']:.1f} s; "
-        f"in kNN graphs built by fit jobs: {timing.get('graph_seconds', 0.0):.1f} s; "
-        f"in k-means evaluation: {timing['kmeans_seconds']:.1f} s; share outside methods and "
-        f"k-means (start-up, imports, I/O, tracking, tables and figures): "
+        f"A *job* is one Snakemake job of the data, graph, fit, evaluate or table steps "
+        f"(this summary's own job and the MLflow jobs, which run beside it, are not counted; "
+        f"`benchmarks/pipeline_overhead.py` counts every job). Jobs: {timing['jobs']}; job "
+        f"wall time summed over jobs: {timing['job_wall_seconds']:.1f} s; in solvers: "
+        f"{timing['solver_seconds']:.1f} s; in kNN graphs built by fit jobs: "
+        f"{timing.get('graph_seconds', 0.0):.1f} s; in k-means evaluation: "
+        f"{timing['kmeans_seconds']:.1f} s. *Overhead*: the share of the summed job wall time "
+        f"outside methods and k-means (start-up, imports, I/O, tables and figures): "
         f"{100 * timing['outside_share']:.0f}%.",
         "",
+        "## Legend",
+        "",
+        *TABLE_LEGEND,
+        "- Average ranks: 1 = best; **bold** the lowest, <u>underlined</u> the runner-up. "
+        + ranking.RANK_MARKS_LEGEND,
+        "",
     ]
-    parts += [Path(t).read_text() for t in tables_md]
-    write_text(out_md, "\n".join(parts))
+    text = "\n".join(parts)
+    write_text(out_md, text)
+    write_text(Path(out_md).with_suffix(".html"), page(text, "UFS-bench results"))
     return fit_status_warning(report)

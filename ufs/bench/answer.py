@@ -100,6 +100,12 @@ def support_lines(
                     f"distinguishable {len(an)}."
                 )
             lines.append(line)
+    if len(lines) == 2:
+        lines.append(
+            "- No rank test applies to these results (too few data sets or competitors; the "
+            "notes under the rank table say why): nothing here supports a claim that one "
+            "method is better than another."
+        )
     first = next((r for r in results if not r.avg_rank.empty), None)
     if first is not None:
         lines += [

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from .cells import ELIGIBLE, Cell, Row, emphasis
 
 __all__ = ["MARKS", "Cell", "Row", "escape", "emphasis", "tabular", "dataset_tables", "rank_table"]
 
@@ -73,14 +74,12 @@ _ESCAPES = str.maketrans(
         "◊": r"$\diamond$",
     }
 )
-#: roles eligible for bold / underline (the registry's competitors and variants)
-ELIGIBLE = ("method", "variant")
 #: the protocols' captions (``{metric}``: the metric the label-tuned choice maximises)
-PROTOCOLS = {
-    "oracle": "label-tuned (oracle): best grid setting per method and h by mean {metric} on "
-    "the even k-means restarts, reported on the odd ones --- uses labels, as in the papers",
+PROTOCOLS = {  # in the tables' order: the unsupervised numbers first
     "label_free": "label-free defaults: each method's documented default parameters "
     "--- no labels used",
+    "oracle": "label-tuned (oracle): best grid setting per method and h by mean {metric} on "
+    "the even k-means restarts, reported on the odd ones --- uses labels, as in the papers",
 }
 _SHORT = {"oracle": "label-tuned (oracle)", "label_free": "label-free defaults"}
 _METRICS = {
@@ -98,49 +97,6 @@ def escape(text) -> str:
     """``text`` as LaTeX text: the special characters escaped, the symbols the tables use
     (±, †, ‡, §, ◊, dashes, a few Greek letters) spelled in LaTeX."""
     return str(text).translate(_ESCAPES)
-
-
-@dataclass(frozen=True)
-class Cell:
-    """A table cell: its LaTeX ``text`` and the printed ``value`` that competes for best
-    (``None``: not compared)."""
-
-    text: str
-    value: float | None = None
-
-
-@dataclass(frozen=True)
-class Row:
-    """A table row: its LaTeX ``name``, cells and role (``method``/``variant``: eligible
-    for best; ``reference``: set apart in italics; ``note``: statistics below, plain)."""
-
-    name: str
-    cells: tuple[Cell, ...]
-    role: str = "method"
-
-
-def emphasis(rows: Sequence[Row], higher_is_better: bool = True) -> list[list[str]]:
-    """Per row and column ``"best"``, ``"second"`` or ``""``: among the eligible rows'
-    values in each column, every row at the best value and every row at the next one."""
-    out = [[""] * len(r.cells) for r in rows]
-    ncols = max((len(r.cells) for r in rows), default=0)
-    for c in range(ncols):
-        values = {
-            i: r.cells[c].value
-            for i, r in enumerate(rows)
-            if r.role in ELIGIBLE and c < len(r.cells) and _comparable(r.cells[c].value)
-        }
-        ranked = sorted(set(values.values()), reverse=higher_is_better)
-        for i, v in values.items():
-            if v == ranked[0]:
-                out[i][c] = "best"
-            elif len(ranked) > 1 and v == ranked[1]:
-                out[i][c] = "second"
-    return out
-
-
-def _comparable(value) -> bool:
-    return value is not None and bool(np.isfinite(value))
 
 
 def _decorate(text: str, kind: str, italic: bool) -> str:
@@ -248,16 +204,20 @@ def dataset_tables(sel: pd.DataFrame, base: str, oracle_metric: str = "acc") -> 
                 f"{escape(base)}: {_METRICS[m]} --- "
                 f"{escape(PROTOCOLS[protocol].format(metric=oracle_metric.upper()))}. {_EMPHASIS}"
             )
-            body = _metric_table(part, hs, m)
+            body = _metric_table(part, hs, m, protocol)
             parts.append(_float(body, caption, _label(base, protocol, m), _legends(part, m)))
     return "\n\n".join(parts) + "\n"
 
 
-def _metric_table(part: pd.DataFrame, hs: list[str], m: str) -> str:
-    """One protocol's table of metric ``m``: a column per h (and the best over h)."""
-    scores = m in ("acc", "nmi")
-    header = ["method"] + [_h_header(h) for h in hs] + (["best over $h$"] if scores else [])
-    return tabular(header, _metric_rows(part, hs, m))
+def _metric_table(part: pd.DataFrame, hs: list[str], m: str, protocol: str) -> str:
+    """One protocol's table of metric ``m``: a column per h and the summary columns of
+    :data:`ufs.bench.aggregate.SUMMARY_COLUMNS` (mean over h; best over h label-tuned)."""
+    from .aggregate import SUMMARY_COLUMNS
+
+    extra = SUMMARY_COLUMNS[protocol] if m in ("acc", "nmi") else ()
+    titles = {"mean": "mean over $h$", "best": "best over $h$"}
+    header = ["method"] + [_h_header(h) for h in hs] + [titles[c] for c in extra]
+    return tabular(header, _metric_rows(part, hs, m, extra))
 
 
 def _legends(part: pd.DataFrame, m: str) -> list[str]:
@@ -276,21 +236,34 @@ def _h_header(h: str) -> str:
     return f"$h={h}$" if h != "all" else r"all features"
 
 
-def _metric_rows(part: pd.DataFrame, hs: list[str], m: str) -> list[Row]:
-    """One row per method (competitors, variants, references) of one protocol and metric."""
-    from .aggregate import _role_order
+def _metric_rows(part: pd.DataFrame, hs: list[str], m: str, extra=()) -> list[Row]:
+    """One row per method of one protocol and metric, in the markdown tables' order
+    (:func:`ufs.bench.aggregate.ordered_methods`)."""
+    from .aggregate import ordered_methods
 
     rows = []
-    for method, g in sorted(part.groupby("method", sort=True), key=_role_order):
-        g = g.set_index("h_label")
+    for method, g, role in ordered_methods(part, m):
         status = g["status"] if "status" in g else pd.Series("ok", index=g.index)
         cells = [_score_cell(g, h, m, status) for h in hs]
-        if m in ("acc", "nmi"):
-            cells.append(_best_over_h(g, m, status))
-        role = g["role"].iloc[0] if "role" in g else "method"
+        cells += [
+            _best_over_h(g, m, status) if c == "best" else _mean_over_h(g, m, status) for c in extra
+        ]
         name = escape(method) + (" (variant)" if role == "variant" else "")
-        rows.append(Row(name, tuple(cells), role if isinstance(role, str) else "method"))
+        rows.append(Row(name, tuple(cells), role))
     return rows
+
+
+def _mean_over_h(g: pd.DataFrame, m: str, status: pd.Series) -> Cell:
+    """The method's mean over h (the rank score); § when some h has no number."""
+    from .aggregate import mean_over_h
+    from .status import worst
+
+    score, missing = mean_over_h(g, m)
+    if score != score:
+        return Cell("--" + (MARKS["budget_exceeded"] if missing else ""))
+    shown = f"{100 * score:.1f}"
+    mark = MARKS["budget_exceeded"] if missing else MARKS.get(worst(status), "")
+    return Cell(shown + mark, float(shown))
 
 
 def _score_cell(g: pd.DataFrame, h: str, m: str, status: pd.Series) -> Cell:

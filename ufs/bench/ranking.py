@@ -73,7 +73,7 @@ __all__ = [
     "METRICS",
 ]
 
-PROTOCOLS = ("oracle", "label_free")
+PROTOCOLS = ("label_free", "oracle")  # the unsupervised numbers first, in every table
 METRICS = ("acc", "nmi")
 PROTOCOL_TITLES = {"oracle": "label-tuned (oracle)", "label_free": "label-free defaults"}
 
@@ -393,21 +393,16 @@ def overview_markdown(results: list[RankResult], figure_dir: str = "figures") ->
     """The opening of ``summary.md``: average ranks of every method under each protocol
     and metric, then the Friedman test, CD and diagram of each."""
     alpha = results[0].alpha if results else 0.05
+    from .cells import Cell, Row, emphasis
+
     lines = [
         "## Across data sets: average rank (1 = best)",
         "",
-        "Score of a method on a data set: the mean over the data set's h grid of the "
-        "metric's mean over k-means restarts (and replicates), in the protocol's rows of the "
-        "per-data-set tables. Methods are ranked on each data set (ties averaged) and the ranks "
-        "averaged over the data sets. Friedman test of the ranks; Nemenyi critical difference "
-        f"CD at α = {alpha:g}: methods whose average ranks differ by less than CD are not "
-        "significantly different (bars in the CD diagrams). † / ‡: at least one fit behind the "
-        "method's scores did not converge / diverged; ◊: at least one was degenerate, its "
-        "answer decided by round-off or a trivial rule (see *Solver failures and degenerate "
-        "fits*). §: the method's "
-        "fits exceeded the compute budget on some data set, where it has no score and is "
-        "ranked last there (this project's convention; dropping the data set would let the "
-        "slowest method decide which data sets count).",
+        "A method's score on a data set is its mean over the data set's h of the metric's "
+        "mean over k-means restarts (the *mean over h* of the per-data-set tables). Methods "
+        "are ranked on each data set (ties averaged) and the ranks averaged over the data "
+        f"sets; Friedman test of the ranks, then the Nemenyi critical difference CD at α = "
+        f"{alpha:g} only where Friedman rejects. Sorted by the first column (label-free ACC).",
         "",
     ]
     cols = [r for r in results if not r.avg_rank.empty]
@@ -421,14 +416,23 @@ def overview_markdown(results: list[RankResult], figure_dir: str = "figures") ->
             + " |"
         )
         lines.append("|---" * (len(cols) + 1) + "|")
+        rows = []
         for m in methods:
             cells = []
             for r in cols:
                 if m in r.avg_rank:
-                    cells.append(f"{r.avg_rank[m]:.2f}{STATUS_MARK.get(r.method_status(m), '')}")
+                    shown = f"{r.avg_rank[m]:.2f}"
+                    mark = STATUS_MARK.get(r.method_status(m), "")
+                    cells.append(Cell(shown + mark, float(shown)))
                 else:
-                    cells.append("–")
-            lines.append(f"| {m} | " + " | ".join(cells) + " |")
+                    cells.append(Cell("–"))
+            rows.append(Row(m, tuple(cells)))
+        for row, kinds in zip(rows, emphasis(rows, higher_is_better=False), strict=True):
+            texts = [
+                f"**{c.text}**" if k == "best" else f"<u>{c.text}</u>" if k == "second" else c.text
+                for c, k in zip(row.cells, kinds, strict=True)
+            ]
+            lines.append(f"| {row.name} | " + " | ".join(texts) + " |")
         lines.append("")
     lines += [
         "| protocol | metric | methods k | data sets N | Friedman χ² | p | Iman-Davenport F | p "
@@ -448,6 +452,16 @@ def overview_markdown(results: list[RankResult], figure_dir: str = "figures") ->
     if lines[-1] != "":
         lines.append("")
     return "\n".join(lines)
+
+
+#: the marks of the rank table (summary.md's legend)
+RANK_MARKS_LEGEND = (
+    "† / ‡: at least one fit behind the method's scores did not converge / diverged; ◊: at "
+    "least one was degenerate, its answer decided by round-off or a trivial rule; §: the "
+    "method's fits exceeded the compute budget on some data set, where it has no score and is "
+    "ranked last there (this project's convention; dropping the data set would let the "
+    "slowest method decide which data sets count)."
+)
 
 
 def _budget_lines(what: str, ranked_last: dict[str, list[str]], name) -> list[str]:

@@ -451,7 +451,7 @@ def runs_table_hint(receipt: str | Path) -> str | None:
     there is no readable receipt (tracking disabled or never initialised)."""
     try:
         r = read_json(receipt)
-        uri, path = r["tracking_uri"], r["runs_table"]
+        uri, path = r["tracking_uri"], runs_table_path(r["experiment_id"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if _is_server(uri):

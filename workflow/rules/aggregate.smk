@@ -4,29 +4,41 @@ rule aggregate_dataset:
     output:
         csv=report(
             f"{OUT}/tables/{{base}}.csv",
+            caption="../report/table_csv.rst",
             category="Tables",
             labels={"dataset": "{base}", "kind": "table (csv)"},
         ),
         md=f"{OUT}/tables/{{base}}.md",
+        # the same tables as a page the report shows (ufs.bench.html)
+        html=report(
+            f"{OUT}/tables/{{base}}.html",
+            caption="../report/table.rst",
+            category="Tables",
+            labels={"dataset": "{base}", "kind": "tables"},
+        ),
         # the same tables in LaTeX (booktabs; ufs.bench.latex), written beside the markdown
         tex=f"{OUT}/tables/{{base}}.tex",
         acc=report(
             f"{OUT}/figures/{{base}}/acc_vs_h.png",
+            caption="../report/scores_vs_h.rst",
             category="ACC and NMI against h",
             labels={"dataset": "{base}", "figure": "ACC"},
         ),
         nmi=report(
             f"{OUT}/figures/{{base}}/nmi_vs_h.png",
+            caption="../report/scores_vs_h.rst",
             category="ACC and NMI against h",
             labels={"dataset": "{base}", "figure": "NMI"},
         ),
         convergence=report(
             f"{OUT}/figures/{{base}}/convergence.png",
+            caption="../report/convergence.rst",
             category="Convergence",
             labels={"dataset": "{base}", "figure": "objective per iteration"},
         ),
         runtime=report(
             f"{OUT}/figures/{{base}}/runtime.png",
+            caption="../report/runtime.rst",
             category="Run time",
             labels={"dataset": "{base}", "figure": "fit time"},
         ),
@@ -38,6 +50,8 @@ rule aggregate_dataset:
     params:
         oracle_metric=ORACLE_METRIC,
         code=AGGREGATE_CODE,
+    message:
+        "tables (markdown, HTML, LaTeX, CSV) and figures of {wildcards.base}"
     log:
         f"{OUT}/logs/aggregate/{{base}}.log",
     benchmark:
@@ -58,30 +72,36 @@ rule summary:
         benchmarks=all_benchmarks(),
         evaluations=[f for d in PLAN.instances for f in evaluations_of(d)],
     output:
-        md=report(f"{OUT}/summary.md", category="Summary"),
+        md=f"{OUT}/summary.md",
+        # the summary as a page the report shows (ufs.bench.html)
+        html=report(f"{OUT}/summary.html", caption="../report/summary.rst", category="Summary"),
         timing=f"{OUT}/timing.json",
         # solver failures counted over every fit; read by the Snakefile's onsuccess handler
         status=f"{OUT}/fit_status.json",
         # critical-difference diagrams: average ranks across data sets (ufs.bench.ranking)
         cd_oracle_acc=report(
             f"{OUT}/figures/cd_oracle_acc.png",
+            caption="../report/cd.rst",
             category="Across data sets",
-            labels={"protocol": "label-tuned (oracle)", "figure": "CD diagram, ACC"},
+            labels={"protocol": "label-tuned", "figure": "CD diagram, ACC"},
         ),
         cd_oracle_nmi=report(
             f"{OUT}/figures/cd_oracle_nmi.png",
+            caption="../report/cd.rst",
             category="Across data sets",
-            labels={"protocol": "label-tuned (oracle)", "figure": "CD diagram, NMI"},
+            labels={"protocol": "label-tuned", "figure": "CD diagram, NMI"},
         ),
         cd_label_free_acc=report(
             f"{OUT}/figures/cd_label_free_acc.png",
+            caption="../report/cd.rst",
             category="Across data sets",
-            labels={"protocol": "label-free defaults", "figure": "CD diagram, ACC"},
+            labels={"protocol": "label-free", "figure": "CD diagram, ACC"},
         ),
         cd_label_free_nmi=report(
             f"{OUT}/figures/cd_label_free_nmi.png",
+            caption="../report/cd.rst",
             category="Across data sets",
-            labels={"protocol": "label-free defaults", "figure": "CD diagram, NMI"},
+            labels={"protocol": "label-free", "figure": "CD diagram, NMI"},
         ),
         # their vector twins, and the average-rank table in LaTeX (beside summary.md)
         cd_oracle_acc_pdf=f"{OUT}/figures/cd_oracle_acc.pdf",
@@ -92,6 +112,9 @@ rule summary:
     params:
         code=AGGREGATE_CODE,
         min_h_values=MIN_H_VALUES,
+        oracle_metric=ORACLE_METRIC,
+    message:
+        "summary: ranks across data sets, paired tests, solver failures, every table"
     log:
         f"{OUT}/logs/summary.log",
     resources:
@@ -113,9 +136,19 @@ if PUBLISHED:
             tables=expand(f"{OUT}/tables/{{base}}.csv", base=BASES),
         output:
             csv=f"{OUT}/comparison/{PUBLISHED}.csv",
-            md=report(f"{OUT}/comparison/{PUBLISHED}.md", category="Comparison with the paper"),
-            png=report(f"{OUT}/comparison/{PUBLISHED}.png", category="Comparison with the paper"),
+            md=report(
+                f"{OUT}/comparison/{PUBLISHED}.md",
+                caption="../report/comparison.rst",
+                category="Comparison with the paper",
+            ),
+            png=report(
+                f"{OUT}/comparison/{PUBLISHED}.png",
+                caption="../report/comparison.rst",
+                category="Comparison with the paper",
+            ),
             pdf=f"{OUT}/comparison/{PUBLISHED}.pdf",  # the figure's vector twin
+        message:
+            "compare with the published cells of {PUBLISHED}"
         log:
             f"{OUT}/logs/compare_published.log",
         resources:

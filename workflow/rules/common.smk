@@ -60,6 +60,8 @@ DATA_CODE = closure_hash("bench/data_steps.py")
 AGGREGATE_CODE = closure_hash("bench/aggregate.py")
 # the summary's choices: data sets with fewer values of h are flagged and not ranked
 MIN_H_VALUES = int(EVAL.get("min_h_values", 3))
+# the MLflow jobs (a change of what is logged, or how, re-runs them: they are idempotent)
+TRACK_CODE = closure_hash("bench/tracking.py")
 # the kNN graph: ufs.graph.knn_graph on the method's input matrix (ufs.preprocessing)
 GRAPH_CODE = package_hash("graph.py", "preprocessing.py", "validation.py")
 

@@ -26,6 +26,7 @@ rule mlflow_init:
         # passes, which find every run and refresh its output_dir tag), never a fit.
         artifacts=ufs.bench.tracking.default_artifact_root(MLFLOW_URI),
         store=MLFLOW_STORE,
+        code=TRACK_CODE,
     message:
         "MLflow: create or check experiment {params.experiment!r} in {params.uri}"
     log:
@@ -58,6 +59,7 @@ rule track:
         experiment=MLFLOW_EXPERIMENT,
         store=MLFLOW_STORE,
         hs=lambda w: list(PLAN.instances[w.dataset].hs),
+        code=TRACK_CODE,
     message:
         "MLflow: log the runs of {wildcards.dataset} (one per setting and h)"
     log:

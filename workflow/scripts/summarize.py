@@ -23,6 +23,7 @@ warning = write_summary(
         for metric in ("acc", "nmi")
     },
     min_h_values=int(sm.params.min_h_values),
+    oracle_metric=sm.params.oracle_metric,
 )
 if warning:  # to the job's log; the Snakefile's onsuccess handler repeats it at the end
     print(warning, file=sys.stderr)
