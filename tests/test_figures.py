@@ -251,7 +251,7 @@ def test_metric_vs_h_layout(run, tmp_path):
     assert fig.axes[-1].get_xlabel() == "h, number of selected features (log scale)"
     lo, hi = fig.axes[0].get_ylim()
     assert 0 <= lo < 20 and 60 < hi <= 100
-    km = _line_of(fig.axes[1], "kmeans_ufs")  # label-free: mean of 0.55, 0.53, 0.57 at h = 5
+    km = _line_of(fig.axes[0], "kmeans_ufs")  # label-free: mean of 0.55, 0.53, 0.57 at h = 5
     assert km.get_ydata()[0] == pytest.approx(55.0)
     fig.clf()
 
@@ -260,7 +260,7 @@ def test_a_variant_never_hides_its_parent(run, tmp_path):
     _, sel = run
     figs, save = _capture()
     figures.plot_metric_vs_h(sel, "toy", "acc", tmp_path / "acc_vs_h.png", save)
-    ax = figs["acc_vs_h.png"].axes[1]  # seed methods, label-free
+    ax = figs["acc_vs_h.png"].axes[0]  # seed methods, label-free (the first column)
     parent, variant = _line_of(ax, "fsbc"), _line_of(ax, "fsbc_nobal")
     np.testing.assert_allclose(parent.get_ydata(), variant.get_ydata())  # the same scores
     assert parent.get_zorder() > variant.get_zorder()  # the parent is drawn on top
@@ -280,7 +280,7 @@ def test_error_bars_are_clipped_to_the_metric_range(tmp_path):
     _, sel = _frames(tmp_path, recs)
     figs, save = _capture()
     figures.plot_metric_vs_h(sel, "toy", "nmi", tmp_path / "nmi_vs_h.png", save)
-    ax = figs["nmi_vs_h.png"].axes[1]
+    ax = figs["nmi_vs_h.png"].axes[0]  # label-free (the first column)
     segments = np.concatenate([c.get_segments() for c in ax.collections if c.get_segments()])
     ys = segments[..., 1]
     assert ys.min() == pytest.approx(0.0) and ys.max() == pytest.approx(100.0)

@@ -31,7 +31,7 @@ def _demo(args: argparse.Namespace) -> int:
         )
         args.h = usable
     print(f"{args.dataset}: n={X.shape[0]} p={X.shape[1]} k={k} h={args.h} R={args.restarts}")
-    print(f"{'method':<18}{'ACC':>14}{'NMI':>14}{'seconds':>10}")
+    print(f"{'method':<18}{'ACC %':>14}{'NMI %':>14}{'seconds':>10}")
     for name in args.methods:
         est = make_estimator(name, n_features_to_select=args.h, n_clusters=k, random_state=0)
         data = input_matrix(est.input_space, X, Z)
@@ -40,8 +40,8 @@ def _demo(args: argparse.Namespace) -> int:
         dt = time.perf_counter() - t0
         res = evaluate_clustering(Z[:, est.get_support()], y, n_restarts=args.restarts)
         print(
-            f"{name:<18}{res.mean('acc'):>8.3f}±{res.std('acc'):.3f}"
-            f"{res.mean('nmi'):>8.3f}±{res.std('nmi'):.3f}{dt:>10.3f}"
+            f"{name:<18}{100 * res.mean('acc'):>8.1f} ± {100 * res.std('acc'):<4.1f}"
+            f"{100 * res.mean('nmi'):>7.1f} ± {100 * res.std('nmi'):<4.1f}{dt:>10.3f}"
         )
     return 0
 
