@@ -380,6 +380,20 @@ def _md_summary_cell(g: pd.DataFrame, m: str, status: pd.Series, which: str):
     return type(cell)(f"{cell.text} (h={b})", cell.value)
 
 
+def table_blocks(sel: pd.DataFrame, protocols=TABLE_PROTOCOLS):
+    """``(protocol, its rows, its h labels, metric)`` of every table of a data set, in the
+    tables' order (label-free first; ACC, NMI, then TP@h and CP@h on simulations): what
+    the markdown and the LaTeX tables iterate over."""
+    has_truth = "tp" in sel and sel["tp"].notna().any()
+    for protocol in protocols:
+        part = sel[sel["protocol"] == protocol]
+        if part.empty:
+            continue
+        hs = _h_order(part["h_label"])
+        for m in ["acc", "nmi"] + (["tp", "cp"] if has_truth else []):
+            yield protocol, part, hs, m
+
+
 def markdown_tables(
     sel: pd.DataFrame, base: str, oracle_metric: str = "acc", *, legend: bool = True
 ) -> str:
@@ -392,34 +406,26 @@ def markdown_tables(
     from .cells import Row, emphasis
 
     lines = [f"## {base}", ""]
-    has_truth = "tp" in sel and sel["tp"].notna().any()
-    for protocol in TABLE_PROTOCOLS:
-        part = sel[sel["protocol"] == protocol]
-        if part.empty:
-            continue
-        hs = _h_order(part["h_label"])
-        for m in ["acc", "nmi"] + (["tp", "cp"] if has_truth else []):
-            name = {"tp": "TP@h", "cp": "CP@h"}.get(m, f"{m.upper()} %")
-            extra = SUMMARY_COLUMNS[protocol] if m in ("acc", "nmi") else ()
-            if protocol == "oracle" and m in ("acc", "nmi"):
-                title = TABLE_TITLES[protocol].replace(
-                    "choose", f"choose (by {oracle_metric.upper()})"
-                )
-            else:
-                title = TABLE_TITLES[protocol]
-            lines += [f"**{name}** — {title}", ""]
-            header = ["method", *(f"h={h}" for h in hs), *(SUMMARY_TITLES[c] for c in extra)]
-            lines += ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
-            rows = []
-            for method, g, role in ordered_methods(part, m):
-                status = g["status"] if "status" in g else pd.Series("ok", index=g.index)
-                cells = [_md_cell(g, h, m, status) for h in hs]
-                cells += [_md_summary_cell(g, m, status, c) for c in extra]
-                rows.append(Row(_row_name(method, role), tuple(cells), role))
-            for row, kinds in zip(rows, emphasis(rows), strict=True):
-                texts = [_md_decorate(c.text, k) for c, k in zip(row.cells, kinds, strict=True)]
-                lines.append(f"| {row.name} | " + " | ".join(texts) + " |")
-            lines.append("")
+    for protocol, part, hs, m in table_blocks(sel):
+        name = {"tp": "TP@h", "cp": "CP@h"}.get(m, f"{m.upper()} %")
+        extra = SUMMARY_COLUMNS[protocol] if m in ("acc", "nmi") else ()
+        if protocol == "oracle" and m in ("acc", "nmi"):
+            title = TABLE_TITLES[protocol].replace("choose", f"choose (by {oracle_metric.upper()})")
+        else:
+            title = TABLE_TITLES[protocol]
+        lines += [f"**{name}** — {title}", ""]
+        header = ["method", *(f"h={h}" for h in hs), *(SUMMARY_TITLES[c] for c in extra)]
+        lines += ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+        rows = []
+        for method, g, role in ordered_methods(part, m):
+            status = g["status"] if "status" in g else pd.Series("ok", index=g.index)
+            cells = [_md_cell(g, h, m, status) for h in hs]
+            cells += [_md_summary_cell(g, m, status, c) for c in extra]
+            rows.append(Row(_row_name(method, role), tuple(cells), role))
+        for row, kinds in zip(rows, emphasis(rows), strict=True):
+            texts = [_md_decorate(c.text, k) for c, k in zip(row.cells, kinds, strict=True)]
+            lines.append(f"| {row.name} | " + " | ".join(texts) + " |")
+        lines.append("")
     if legend:
         lines += ["**Legend**", "", *TABLE_LEGEND, ""]
     return "\n".join(lines)

@@ -190,22 +190,16 @@ def _preamble(what: str) -> str:
 def dataset_tables(sel: pd.DataFrame, base: str, oracle_metric: str = "acc") -> str:
     """The per-data-set tables (:func:`ufs.bench.aggregate.markdown_tables`) as LaTeX:
     one float per protocol and metric."""
-    from .aggregate import _h_order
+    from .aggregate import table_blocks
 
     parts = [_preamble(f"{base}: ACC and NMI per method and h")]
-    has_truth = "tp" in sel and sel["tp"].notna().any()
-    for protocol in PROTOCOLS:
-        part = sel[sel["protocol"] == protocol]
-        if part.empty:
-            continue
-        hs = _h_order(part["h_label"])
-        for m in ["acc", "nmi"] + (["tp", "cp"] if has_truth else []):
-            caption = (
-                f"{escape(base)}: {_METRICS[m]} --- "
-                f"{escape(PROTOCOLS[protocol].format(metric=oracle_metric.upper()))}. {_EMPHASIS}"
-            )
-            body = _metric_table(part, hs, m, protocol)
-            parts.append(_float(body, caption, _label(base, protocol, m), _legends(part, m)))
+    for protocol, part, hs, m in table_blocks(sel, tuple(PROTOCOLS)):
+        caption = (
+            f"{escape(base)}: {_METRICS[m]} --- "
+            f"{escape(PROTOCOLS[protocol].format(metric=oracle_metric.upper()))}. {_EMPHASIS}"
+        )
+        body = _metric_table(part, hs, m, protocol)
+        parts.append(_float(body, caption, _label(base, protocol, m), _legends(part, m)))
     return "\n\n".join(parts) + "\n"
 
 
