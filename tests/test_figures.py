@@ -459,3 +459,30 @@ def test_plot_cd_300_dpi_and_its_vector_twin(tmp_path):
     assert (tmp_path / "cd.pdf").read_bytes()[:5] == b"%PDF-"
     ranking.plot_cd(r, tmp_path / "png_only.png")
     assert not (tmp_path / "png_only.pdf").exists()
+
+
+def test_a_user_registered_reference_is_styled_as_a_reference():
+    """A method registered by a user with role ``reference`` joins the references' group
+    (grey, beneath), whatever its name; a user's variant joins its parent's group."""
+    from ufs.methods.reference import MaxVariance
+    from ufs.registry import _REGISTRY, register
+
+    register("my_reference", MaxVariance, reference="test", role="reference")
+    register(
+        "my_kmeans_variant",
+        MaxVariance,
+        reference="test",
+        role="variant",
+        variant_of="kmeans_ufs",
+    )
+    try:
+        assert figures.method_group("my_reference") == "reference"
+        figures.method_style.cache_clear()
+        style = figures.method_style("my_reference")
+        assert style["color"] == "#999999" and style["ls"] == "--"
+        assert figures.method_group("my_kmeans_variant") == "seed"
+        assert figures.method_group("unregistered_name") == "further"
+    finally:
+        _REGISTRY.pop("my_reference")
+        _REGISTRY.pop("my_kmeans_variant")
+        figures.method_style.cache_clear()

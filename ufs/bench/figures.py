@@ -209,20 +209,30 @@ _FALLBACK_LS = ("-.", ":")
 
 def method_group(name: str) -> str:
     """``"seed"``, ``"baseline"`` (of the seed papers), ``"further"`` (baselines) or
-    ``"reference"``; an unlisted method is a further baseline."""
+    ``"reference"``; an unlisted method goes by its registry role (a reference, or a
+    variant in its parent's group), else it is a further baseline."""
     if name in SEED_METHODS:
         return "seed"
     if name in BASELINE_METHODS:
         return "baseline"
     if name in REFERENCE_METHODS:
         return "reference"
+    from ..registry import available_methods, get_method
+
+    if name in available_methods():  # a method a user registered
+        spec = get_method(name)
+        if spec.role == "reference":
+            return "reference"
+        if spec.role == "variant" and spec.variant_of and spec.variant_of != name:
+            return method_group(spec.variant_of)
     return "further"
 
 
 @cache
 def method_style(name: str) -> dict[str, str]:
     """``{"color", "marker", "ls"}`` of a method: fixed for the registered methods, derived
-    from a hash of the name otherwise (stable across runs, figures and data sets)."""
+    from a hash of the name otherwise (stable across runs, figures and data sets); a method
+    a user registered as a reference is grey and dashed like the references."""
     if name in _STYLES:
         color, marker, ls = _STYLES[name]
     else:
@@ -230,6 +240,8 @@ def method_style(name: str) -> dict[str, str]:
         color = TOL_MUTED[k % len(TOL_MUTED)]
         marker = _FALLBACK_MARKERS[(k // 16) % len(_FALLBACK_MARKERS)]
         ls = _FALLBACK_LS[(k // 256) % len(_FALLBACK_LS)]
+        if method_group(name) == "reference":
+            color, ls = "#999999", "--"
     return {"color": color, "marker": marker, "ls": ls}
 
 
