@@ -27,6 +27,7 @@ import pytest
 from tests.workflow_helpers import (
     TINY,
     env,
+    expected_parent_count,
     expected_run_count,
     run_snakemake,
     snakemake_cmd,
@@ -154,12 +155,15 @@ def _runs(uri: str) -> list:
 
 
 def _check_runs(uri: str, config: dict) -> list:
-    """Exactly one FINISHED run per expected run key, and nothing else active."""
-    runs = _runs(uri)
-    assert collections.Counter(r.info.status for r in runs) == {"FINISHED": len(runs)}
-    keys = collections.Counter(r.data.tags["run_key"] for r in runs)
-    assert len(runs) == expected_run_count(config), "an MLflow run is missing or extra"
+    """Exactly one FINISHED run per expected run key, one parent run per data set and
+    method, and nothing else active; returns the settings' runs."""
+    every = _runs(uri)
+    assert collections.Counter(r.info.status for r in every) == {"FINISHED": len(every)}
+    keys = collections.Counter(r.data.tags["run_key"] for r in every)
     assert max(keys.values()) == 1, "an MLflow run was logged twice"
+    runs = [r for r in every if "ufs.parent" not in r.data.tags]
+    assert len(runs) == expected_run_count(config), "an MLflow run is missing or extra"
+    assert len(every) - len(runs) == expected_parent_count(config), "a parent run is wrong"
     return runs
 
 

@@ -83,6 +83,13 @@ def expected_run_count(config: dict) -> int:
     return sum(len(plan.instances[d].hs) for d, _ in plan.jobs())
 
 
+def expected_parent_count(config: dict) -> int:
+    """MLflow parent runs: one per data set (instance) and method."""
+    from ufs.bench.config import build_plan
+
+    return len({(d, s.method) for d, s in build_plan(config).jobs()})
+
+
 def finished_runs(workdir: Path, experiment: str) -> list:
     from mlflow.entities import ViewType
     from mlflow.tracking import MlflowClient
