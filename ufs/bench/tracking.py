@@ -99,6 +99,9 @@ __all__ = [
 os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
 os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1")
 os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "20")
+# Against a server MLflow prints "View run <name> at <url>" for every run it ends: hundreds of
+# lines per logging job; the workflow prints the runs table's link once instead.
+os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
 
 #: experiment tag naming the store (see the module docstring)
 STORE_TAG = "ufs_bench.store_id"
