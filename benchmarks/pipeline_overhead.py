@@ -107,7 +107,9 @@ def _cpu_per_rule(out: Path) -> dict[str, float]:
 
 
 def _jobs_per_rule(log: str) -> dict[str, int]:
-    counts = collections.Counter(re.findall(r"^(?:local)?rule (\w+):", log, flags=re.M))
+    """Jobs per rule from Snakemake's log: its "Finished jobid: N (Rule: name)" lines (a
+    job's start is printed as its rule's ``message:`` when the rule has one)."""
+    counts = collections.Counter(re.findall(r"\(Rule: (\w+)\)", log))
     return dict(sorted(counts.items()))
 
 

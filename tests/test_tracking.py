@@ -692,3 +692,16 @@ def test_a_directory_moved_before_identities_existed_adopts_its_runs(tmp_path, p
     )
     assert counts["logged"] == 0 and {r.info.run_id for r in _active(uri_b, "e")} == ids
     assert tracking.output_identity(b) == str(a.resolve())
+
+
+def test_setting_labels_stay_readable():
+    """Issue 27: 102 of 413 runs were named by a hash; the default grids now all read."""
+    mcfs = {"coef_normalization": "unit", "lars_method": "lasso", "n_neighbors": 5}
+    mcfs |= {"ridge": 0.001, "weight": "heat"}
+    assert tracking.setting_label(mcfs, "ab347419a1") == (
+        "coen=unit,larm=lasso,nn=5,rid=0.001,wei=heat"
+    )
+    golfs = {"alpha": 1.0, "beta": 100.0, "gamma": 100.0, "kappa": 1.0, "lam": 0.1}
+    assert tracking.setting_label(golfs, "p") == "alp=1,bet=100,gam=100,kap=1,lam=0.1"
+    assert tracking.setting_label({"n_neighbors": 5}, "p") == "n_neighbors=5"
+    assert tracking.setting_label({f"key_{i}": "x" * 9 for i in range(6)}, "pid7") == "pid7"

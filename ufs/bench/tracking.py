@@ -108,8 +108,10 @@ STORE_TAG = "ufs_bench.store_id"
 #: experiment tag MLflow 3 reads to choose the experiment's landing page: the runs table
 #: (``custom_model_development``), not the GenAI overview (``genai_development``)
 EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
-#: longest readable setting label (``k=v,...``) in a run name; longer: the params id
+#: longest readable setting label (``k=v,...``) in a run name; longer: the keys abbreviated
 SETTING_LABEL_MAX = 30
+#: longest setting label with abbreviated keys; longer: the params id
+ABBREVIATED_LABEL_MAX = 48
 #: attempts of a pass that failed with ``database is locked`` (backoff 1, 2, 4, 8, 16 s)
 LOCKED_RETRIES = 6
 #: seconds to wait for another process creating or checking the same SQLite store
@@ -364,15 +366,15 @@ def _value_label(v: Any) -> str:
 def setting_label(params: dict[str, Any], pid: str) -> str:
     """A setting as run names show it: ``k=v,...`` (keys sorted) when at most
     :data:`SETTING_LABEL_MAX` characters, else the same with abbreviated keys
-    (:func:`_key_abbrev`) when that fits, ``default`` for a method without parameters,
-    else the params id ``pid``."""
+    (:func:`_key_abbrev`) when that takes at most :data:`ABBREVIATED_LABEL_MAX`, ``default``
+    for a method without parameters, else the params id ``pid``."""
     if not params:
         return "default"
     label = ",".join(f"{k}={_value_label(v)}" for k, v in sorted(params.items()))
     if len(label) <= SETTING_LABEL_MAX:
         return label
     short = ",".join(f"{_key_abbrev(k)}={_value_label(v)}" for k, v in sorted(params.items()))
-    return short if len(short) <= SETTING_LABEL_MAX else pid
+    return short if short != label and len(short) <= ABBREVIATED_LABEL_MAX else pid
 
 
 def _key_abbrev(key: str) -> str:
