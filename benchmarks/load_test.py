@@ -120,13 +120,20 @@ def expected_counts(config: dict[str, Any]) -> dict[str, Any]:
     nmi_average = ev.get("nmi_average", "arithmetic")
     seed = int(config.get("seed", 0))
     keys = []
-    for d, s in plan.jobs():
-        labels = ["all"] if s.kind == "full" else [str(h) for h in plan.instances[d].hs]
+    for d, s in plan.jobs():  # a run per setting and h (all_features too: one per h)
+        labels = [str(h) for h in plan.instances[d].hs]
         keys += [
             setting_key(d, s.method, s.pid, lab, restarts, seed, nmi_average) for lab in labels
         ]
     chunks = sum(len(plan.chunks(d)) for d in plan.instances)
-    return {"evaluate": chunks, "fit": chunks, "runs": len(keys), "run_keys": sorted(keys)}
+    parents = len({(d, s.method) for d, s in plan.jobs()})  # one per data set and method
+    return {
+        "evaluate": chunks,
+        "fit": chunks,
+        "runs": len(keys),
+        "run_keys": sorted(keys),
+        "parents": parents,
+    }
 
 
 # -- measurements ----------------------------------------------------------------------------
@@ -347,6 +354,8 @@ def mlflow_runs(db: Path, experiment: str) -> dict[str, Any]:
         token = page.token
         if not token:
             break
+    parents = [r for r in runs if "ufs.parent" in r.data.tags]  # group a method's runs
+    runs = [r for r in runs if "ufs.parent" not in r.data.tags]
     finished = [r for r in runs if r.info.status == "FINISHED"]
     other = collections.Counter(r.info.status for r in runs if r.info.status != "FINISHED")
     return {
@@ -354,6 +363,7 @@ def mlflow_runs(db: Path, experiment: str) -> dict[str, Any]:
         "finished": len(finished),
         "run_keys": [r.data.tags.get("setting_key") for r in finished],
         "other_status": dict(other),
+        "parents": len(parents),
     }
 
 
@@ -399,6 +409,11 @@ def check(
         )
     if mlf["other_status"]:
         errors.append(f"MLflow: active runs that did not finish: {mlf['other_status']}")
+    if mlf.get("parents", expected["parents"]) != expected["parents"]:
+        errors.append(
+            f"MLflow: {mlf['parents']} parent runs, expected one per data set and method "
+            f"({expected['parents']})"
+        )
     return errors
 
 

@@ -337,7 +337,8 @@ def test_workflow_reports_failures_and_ranks(tmp_path):
     assert status["not_converged"] == 2 and status["fixed_budget"] == 2
     assert status["diverged"] == 0
     heads = [ln for ln in (res / "summary.md").read_text().splitlines() if ln.startswith("## ")]
-    assert heads[:3] == [
+    assert heads[:4] == [
+        "## What the tests support",
         "## Across data sets: average rank (1 = best)",
         "## Against the references: chance and all features",
         "## Solver failures and degenerate fits",
