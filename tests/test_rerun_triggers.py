@@ -102,9 +102,10 @@ def test_editing_an_imported_module_changes_the_hash(tmp_path, monkeypatch):
 
 # -- item 2: file dataset triggers through the workflow ------------------------------
 def _download_outputs(dry_run_output: str) -> set[str]:
-    """The outputs of the download jobs a dry run would execute."""
-    job = r"rule download_file:\n(?:[ \t]+.*\n)*?[ \t]+output: (\S+)"
-    return set(re.findall(job, dry_run_output))
+    """The outputs of the download jobs a dry run would execute (a job is printed as its
+    rule's message: ``read <dataset> from <file>``)."""
+    names = re.findall(r"^Job \d+: read (\S+) from ", dry_run_output, flags=re.M)
+    return {f"resources/raw/{name}.npz" for name in names}
 
 
 def _dry_run(workdir: Path, config: dict) -> str:
