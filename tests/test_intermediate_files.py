@@ -120,3 +120,17 @@ def test_damaged_files_lists_exactly_the_cut_files_keeping_their_mtime(tmp_path)
     raw.write_bytes(raw.read_bytes()[:-5])
     found = damaged_files(out, res)
     assert [f.split(":")[0] for f in found] == [str(victim), str(raw)]
+
+
+def test_a_damaged_cached_graph_is_named(tmp_path):
+    """Cached kNN graphs are read through the same check as every other .npz."""
+    import scipy.sparse as sp
+
+    from ufs.bench.steps import _load_graph
+
+    f = tmp_path / "g.npz"
+    sp.save_npz(f, sp.random(20, 20, density=0.2, format="csr", random_state=0))
+    assert _load_graph(f).shape == (20, 20)
+    f.write_bytes(f.read_bytes()[:-30])
+    with pytest.raises(DamagedFileError, match=r"g\.npz is damaged"):
+        _load_graph(f)

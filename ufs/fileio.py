@@ -40,6 +40,7 @@ __all__ = [
     "new_file_mode",
     "read_json",
     "read_npz",
+    "load_checked",
     "to_jsonable",
     "write_json",
     "write_npz",
@@ -174,17 +175,28 @@ def write_npz(path: str | Path, **arrays) -> None:
         np.savez(tmp, **arrays)
 
 
-def read_npz(path: str | Path, required: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file (read whole, nothing unpickled);
-    :class:`DamagedFileError` naming the file when it is unreadable (a zip member's CRC
-    fails on a truncated or altered file) or lacks one of the ``required`` arrays."""
+def load_checked(path: str | Path, loader: Callable[[str | Path], Any]) -> Any:
+    """``loader(path)`` for an ``.npz`` file (``np.load``, ``scipy.sparse.load_npz``...);
+    an unreadable file (a zip member's CRC fails on a truncated or altered file) is a
+    :class:`DamagedFileError` naming it; a missing one stays ``FileNotFoundError``."""
     try:
-        with np.load(path, allow_pickle=False) as f:
-            arrays = {k: f[k] for k in f.files}
+        return loader(path)
     except FileNotFoundError:
         raise
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
         raise damaged(path, f"{type(exc).__name__}: {exc}") from None
+
+
+def _all_arrays(path: str | Path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as f:
+        return {k: f[k] for k in f.files}
+
+
+def read_npz(path: str | Path, required: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` file (read whole, nothing unpickled), through
+    :func:`load_checked`; :class:`DamagedFileError` also when it lacks one of the
+    ``required`` arrays."""
+    arrays = load_checked(path, _all_arrays)
     missing = [k for k in required if k not in arrays]
     if missing:
         raise damaged(path, f"arrays {missing} missing; it holds {sorted(arrays)}")

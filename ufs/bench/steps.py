@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 import time
 import warnings
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ import scipy.sparse as sp
 
 from ..base import ConstantFeaturesWarning
 from ..evaluation import METRICS, evaluate_clustering
-from ..fileio import atomic_path, damaged, read_npz, write_json, write_npz
+from ..fileio import atomic_path, load_checked, read_npz, write_json, write_npz
 from ..graph import knn_graph
 from ..preprocessing import input_matrix
 from ..registry import get_method, make_estimator, source_hash
@@ -55,12 +54,7 @@ def build_graph(data: str | Path, graph_spec: dict[str, Any], out: str | Path) -
 
 def _load_graph(path: str | Path) -> sp.csr_matrix:
     """A cached graph file; a damaged one is named with the remedy (issue 26 #11)."""
-    try:
-        return sp.load_npz(path).tocsr()
-    except FileNotFoundError:
-        raise
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-        raise damaged(path, f"{type(exc).__name__}: {exc}") from None
+    return load_checked(path, sp.load_npz).tocsr()
 
 
 def graph_of(d: dict[str, Any], graph_spec: dict[str, Any]) -> sp.csr_matrix:
