@@ -451,14 +451,6 @@ TABLE_LEGEND = [
     "- " + BAND_LEGEND,
     "- " + STATUS_LEGEND,
 ]
-_ROLE_ORDER = {"method": 0, "variant": 1, "reference": 2}
-
-
-def _role_order(item) -> tuple:
-    """Competitors first, then variants, then references; by name within each."""
-    method, g = item
-    role = g["role"].iloc[0] if "role" in g else "method"
-    return (_ROLE_ORDER.get(role, 0), method)
 
 
 def _row_name(method: str, role: str) -> str:
