@@ -31,7 +31,14 @@ import threading
 import time
 from types import TracebackType
 
-__all__ = ["FitBudgetExceeded", "BUDGET_ERRORS", "budget_available", "budget_reason", "fit_budget"]
+__all__ = [
+    "FitBudgetExceeded",
+    "BUDGET_ERRORS",
+    "budget_available",
+    "budget_key",
+    "budget_reason",
+    "fit_budget",
+]
 
 
 class FitBudgetExceeded(BaseException):
@@ -66,6 +73,41 @@ def budget_reason(exc: BaseException) -> str:
     if isinstance(exc, FitBudgetExceeded):
         return f"time: {exc}"
     return f"memory: {str(exc) or type(exc).__name__}"
+
+
+def _same_outcome(task: dict, budget: float) -> bool:
+    """Whether the fits of ``task`` (a fit job's recorded task, ``ufs.bench.steps.fit``)
+    would end the same under a time budget of ``budget`` CPU-s: each completed fit used
+    at most ``budget``, and a fit stopped (or skipped) for time ran under a budget of at
+    least ``budget`` (it would stop again). A memory refusal does not depend on it."""
+    ran = task.get("budget_seconds") or float("inf")
+    for fact in (task.get("fits") or {}).values():
+        if not fact.get("budget_exceeded"):
+            if float(fact.get("fit_cpu_seconds", float("inf"))) > budget:
+                return False
+        elif not str(fact.get("budget_reason", "")).startswith("memory:") and budget > ran:
+            return False
+    return True
+
+
+def budget_key(info: dict | None, budget: float | None) -> float | None:
+    """The fit job's re-run key for the budget (issue 28): a change of
+    ``jobs.fit_budget_seconds`` re-runs only the jobs whose outcome it can change.
+
+    ``info`` is the job's recorded output (``None``: not run yet). When every recorded fit
+    would end the same under ``budget`` (:func:`_same_outcome`), the key the job last ran
+    with is returned, so Snakemake sees no parameter change; otherwise ``budget`` itself.
+    Raising the budget from 120 to 600 s thus re-runs the jobs with a fit stopped at 120 s
+    and keeps the others, whose fits finished within 120 s and are the same at 600 s.
+    The job always runs with the config's budget and records it (``budget_seconds``) next
+    to the key it ran under (``budget_key``)."""
+    if info is None or budget is None:
+        return budget
+    tasks = info.get("tasks") or []
+    keys = {t.get("budget_key", t.get("budget_seconds")) for t in tasks}
+    if len(keys) != 1 or not all(_same_outcome(t, float(budget)) for t in tasks):
+        return budget
+    return keys.pop()
 
 
 class fit_budget:  # lower case: used as a function, ``with fit_budget(600): ...``

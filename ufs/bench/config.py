@@ -412,6 +412,9 @@ class Plan:
     skipped: list[str] = field(default_factory=list)  # datasets left out by offline_only
     #: what :func:`build_plan` warned about (e.g. a plan larger than :data:`LARGE_PLAN`)
     warnings: list[str] = field(default_factory=list)
+    #: the instances the label-tuned protocol runs on (config ``oracle_datasets``, by base
+    #: name; every instance when it is not given); empty without the ``oracle`` protocol
+    tuned: frozenset[str] = frozenset()
     _index: dict[tuple[str, str], Setting] = field(default_factory=dict, repr=False, compare=False)
     _chunks: dict[str, dict[str, list[Task]]] = field(
         default_factory=dict, repr=False, compare=False
@@ -455,11 +458,29 @@ class Plan:
     def tasks_per_job(self) -> int:
         return int((self.config.get("jobs") or {}).get("tasks_per_job", 25))
 
+    def is_tuned(self, dataset: str) -> bool:
+        """Whether the label-tuned protocol runs on the instance ``dataset``."""
+        return dataset in self.tuned
+
+    def dataset_settings(self, method: str, dataset: str) -> list[Setting]:
+        """The settings of ``method`` that run on ``dataset``: all of them where the
+        label-tuned protocol runs there, else the label-free ones (as a
+        ``protocols: [label_free]`` plan has them, so that declaring a tuned subset leaves
+        the other data sets' jobs and files as they are)."""
+        settings = self.settings[method]
+        if self.is_tuned(dataset):
+            return settings
+        return [s for s in settings if s.label_free]
+
+    def in_grid(self, setting: Setting, dataset: str) -> bool:
+        """Whether ``setting`` is a label-tuned candidate on ``dataset``."""
+        return setting.in_grid and self.is_tuned(dataset)
+
     def tasks(self, dataset: str) -> list[Task]:
         """Every fit task of a dataset, in a stable order (method, setting, h)."""
         out = []
         for method in sorted(self.settings):
-            for s in sorted(self.settings[method], key=lambda s: s.pid):
+            for s in sorted(self.dataset_settings(method, dataset), key=lambda s: s.pid):
                 for hkey in self.hkeys(method, dataset):
                     out.append(Task(method, s.pid, hkey, tuple(self.fit_hs(method, dataset, hkey))))
         return out
@@ -492,17 +513,47 @@ class Plan:
     def n_tasks(self) -> int:
         """Number of fit tasks of the plan (every dataset, setting and fit key)."""
         return sum(
-            len(settings) * len(self.hkeys(m, d))
+            len(self.dataset_settings(m, d)) * len(self.hkeys(m, d))
             for d in self.instances
-            for m, settings in self.settings.items()
+            for m in self.settings
         )
 
     def jobs(self):
         """Every (dataset, setting) pair of the plan."""
         for d in self.instances:
-            for settings in self.settings.values():
-                for s in settings:
+            for m in self.settings:
+                for s in self.dataset_settings(m, d):
                     yield d, s
+
+
+def thin_grid(grid: dict[str, list], max_settings: int | None) -> dict[str, list]:
+    """A grid of at most ``max_settings`` points (config ``grid_max_settings``), the
+    documented thinning rule of the label-tuned protocol (issue 28).
+
+    While the product of the value counts exceeds ``max_settings``, the parameter with the
+    most values (the first by name on a tie) loses one value; each parameter then keeps
+    ``m`` of its ``n`` values evenly spaced by position, ``round(i (n − 1) / (m − 1))`` for
+    ``i = 0 … m − 1`` (both ends kept), or the middle value ``(n − 1) // 2`` when ``m = 1``.
+    A grid listed in decades (``1e-6 … 1e6``) thins to ``1e-6, 1, 1e6`` at ``m = 3``.
+    ``None``: the grid unchanged."""
+    if max_settings is None or not grid:
+        return dict(grid)
+    keys = sorted(grid)
+    sizes = {k: len(grid[k]) for k in keys}
+    while math.prod(sizes.values()) > max_settings:
+        widest = max(keys, key=lambda k: (sizes[k], -keys.index(k)))
+        if sizes[widest] == 1:
+            break
+        sizes[widest] -= 1
+    out = {}
+    for k in keys:
+        n, m = len(grid[k]), sizes[k]
+        if m == 1:
+            idx = [(n - 1) // 2]
+        else:
+            idx = [int(round(i * (n - 1) / (m - 1))) for i in range(m)]
+        out[k] = [grid[k][i] for i in idx]
+    return out
 
 
 def _require(cond: bool, key: str, msg: str) -> None:
@@ -738,6 +789,25 @@ def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
         "protocols",
         f"a non-empty subset of {list(PROTOCOLS)}; got {short_repr(config.get('protocols'))}",
     )
+    max_settings = config.get("grid_max_settings")
+    _require(
+        max_settings is None or (isinstance(max_settings, int) and max_settings >= 1),
+        "grid_max_settings",
+        f"a positive integer or null; got {short_repr(max_settings)}",
+    )
+    tuned_bases = config.get("oracle_datasets")
+    if tuned_bases is not None:
+        unknown = sorted(set(tuned_bases) - set(config.get("datasets") or {}))
+        _require(
+            not unknown,
+            "oracle_datasets",
+            f"{unknown} are not in the config's datasets {sorted(config.get('datasets') or {})}",
+        )
+        _require("oracle" in protocols, "oracle_datasets", "needs the oracle protocol")
+    if "oracle" in protocols:
+        plan.tuned = frozenset(
+            i.name for i in plan.instances.values() if tuned_bases is None or i.base in tuned_bases
+        )
     # one shape check per distinct known (n, p, k): replicates share theirs
     shapes: dict[tuple, str] = {}
     for inst in plan.instances.values():
@@ -753,17 +823,18 @@ def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
         defaults = entry.get("defaults", spec.defaults) or {}
         if "oracle" not in protocols:  # label-free only: no grid, no tuned rows
             grid = {}
-        for key, params in (("grid", grid), ("defaults", defaults)):
-            try:
-                spec.check_params(params)
-            except ValueError as exc:
-                raise ConfigError(f"config methods.{name}.{key}: {exc}") from None
         for p, values in grid.items():
             _require(
                 isinstance(values, list) and len(values) > 0,
                 f"methods.{name}.grid.{p}",
                 "must be a non-empty list of values",
             )
+        grid = thin_grid(grid, max_settings)
+        for key, params in (("grid", grid), ("defaults", defaults)):
+            try:
+                spec.check_params(params)
+            except ValueError as exc:
+                raise ConfigError(f"config methods.{name}.{key}: {exc}") from None
         settings: dict[str, Setting] = {}
         if spec.draws:  # a chance reference: its draws, all label-free, none tuned
             _require(not grid, f"methods.{name}.grid", "a method of random draws has no grid")

@@ -225,6 +225,7 @@ def fit(
     graph_specs: dict[str, dict[str, Any]] | None = None,
     seed: int = 0,
     budget_seconds: float | None = None,
+    budget_key: float | None = None,
 ) -> None:
     """Fit a chunk of tasks on one dataset and store every result in one npz + json.
 
@@ -238,7 +239,9 @@ def fit(
     Graphs: ``graphs`` maps a graph id to a cached graph file (a graph several jobs use,
     built once by the graph step); ``graph_specs`` maps a graph id to its spec for a graph
     only this job uses, built here (:func:`graph_of`) on first use, which saves a job; its
-    construction time is recorded in ``info["graph_seconds"]``.
+    construction time is recorded in ``info["graph_seconds"]``. ``budget_key``: the
+    workflow's re-run key for the budget (:func:`ufs.bench.budget.budget_key`), recorded
+    per task (``budget_seconds`` when not given).
     """
     d = load_data(data)
     graphs, graph_specs = graphs or {}, graph_specs or {}
@@ -292,6 +295,7 @@ def fit(
                 "code_version": source_hash(t["method"]),
                 "git_commit": git_commit(),
                 "budget_seconds": budget_seconds,
+                "budget_key": budget_seconds if budget_key is None else budget_key,
                 "graph_seconds": built,
             }
         )

@@ -2,7 +2,9 @@
 import os
 import re
 
+import ufs.bench.budget
 import ufs.bench.io
+import ufs.fileio
 import ufs.bench.tracking
 from snakemake.exceptions import WorkflowError
 from ufs.bench.config import CHUNK_PATTERN, ConfigError, build_plan
@@ -167,6 +169,18 @@ def chunk_code(w):
     return code + ([f"graph:{GRAPH_CODE}"] if chunk_graph_specs(w) else [])
 
 
+def fit_budget_key(w):
+    """The fit job's budget parameter: the re-run key of ``jobs.fit_budget_seconds``
+    (:func:`ufs.bench.budget.budget_key`, from the job's recorded output if there is one)."""
+    budget = (config.get("jobs") or {}).get("fit_budget_seconds", 600)
+    path = f"{OUT}/fits/{w.dataset}/{w.chunk}.json"
+    try:
+        info = ufs.fileio.read_json(path) if os.path.exists(path) else None
+    except (OSError, ValueError):  # unreadable: re-run (damaged_files has said why)
+        info = None
+    return ufs.bench.budget.budget_key(info, budget)
+
+
 def chunk_message(dataset, chunk):
     """What a fit or evaluation job does, for its ``message:`` (issue 27): the methods,
     the data set, the settings and h."""
@@ -189,7 +203,10 @@ def evaluation_meta(dataset, chunk):
     settings = {}
     for t in PLAN.chunks(dataset)[chunk]:
         s = PLAN.setting(t.method, t.pid)
-        settings[f"{s.method}|{s.pid}"] = {"label_free": s.label_free, "in_grid": s.in_grid}
+        settings[f"{s.method}|{s.pid}"] = {
+            "label_free": s.label_free,
+            "in_grid": PLAN.in_grid(s, dataset),
+        }
     return {"dataset": dataset, "dataset_base": inst.base, "seed": SEED, "settings": settings}
 
 

@@ -13,8 +13,9 @@ rule fit:
         graph_specs=chunk_graph_specs,
         seed=lambda w: PLAN.instances[w.dataset].seed,
         code=chunk_code,
-        # CPU seconds per single fit (ufs.bench.budget); over it the fit is budget_exceeded
-        budget=(config.get("jobs") or {}).get("fit_budget_seconds", 600),
+        # the re-run key of jobs.fit_budget_seconds (CPU seconds per fit; over it the fit is
+        # budget_exceeded): a budget change re-runs only the chunks whose fits it changes
+        budget=fit_budget_key,
         what=lambda w: chunk_message(w.dataset, w.chunk),
     message:
         "fit {params.what}"

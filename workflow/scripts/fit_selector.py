@@ -14,5 +14,7 @@ fit(
     graphs=dict(sm.params.graphs),
     graph_specs=dict(sm.params.graph_specs),
     seed=sm.params.seed,
-    budget_seconds=sm.params.budget,
+    # the config's budget, always; params.budget is only the re-run key (ufs.bench.budget)
+    budget_seconds=(sm.config.get("jobs") or {}).get("fit_budget_seconds", 600),
+    budget_key=sm.params.budget,
 )
