@@ -408,8 +408,14 @@ def evaluate(
     restarts: int = 20,
     nmi_average: str = "arithmetic",
     seed: int = 0,
+    lineage: str | None = None,
 ) -> None:
     """k-means evaluation of every task of a chunk, for every ``h`` it covers.
+
+    ``lineage``: the workflow's key of everything the evaluation depends on (data, fit
+    tasks, code, budget, evaluation settings), recorded with the fit job's budget facts
+    (``fit_job``) so that a restored evaluation counts as done without its fit files
+    (``ufs benchmark-restore``, issue 28).
 
     Ranking results are sliced to each dataset ``h``; subset results are read per ``h``;
     a ``full`` result is evaluated once. A fit over the compute budget gives rows with NaN
@@ -422,7 +428,22 @@ def evaluate(
     truth = d["true_features"] if d["has_truth"] else None
     arrays = read_npz(fit_npz)
     records = []
+    fit_job = []
     for rec in read_record(fit_info, "tasks"):
+        fit_job.append(
+            {
+                "budget_seconds": rec.get("budget_seconds"),
+                "budget_key": rec.get("budget_key", rec.get("budget_seconds")),
+                "fits": {
+                    label: {
+                        k: v[k]
+                        for k in ("fit_cpu_seconds", "budget_exceeded", "budget_reason")
+                        if k in v
+                    }
+                    for label, v in rec["fits"].items()
+                },
+            }
+        )
         kind = rec["kind"]
         rec["eval_hs"] = [None] if kind == "full" else (hs if kind == "ranking" else rec["hs"])
         rows, t_eval, c_eval = _evaluate_task(
@@ -457,4 +478,7 @@ def evaluate(
                 "results": rows,
             }
         )
-    write_json(out, {"dataset": meta["dataset"], "evaluations": records})
+    doc = {"dataset": meta["dataset"], "evaluations": records}
+    if lineage is not None:
+        doc.update(lineage=lineage, fit_job={"tasks": fit_job})
+    write_json(out, doc)

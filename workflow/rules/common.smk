@@ -1,6 +1,9 @@
 # Plan, paths and input functions shared by every rule. All logic lives in `ufs.bench`.
+import hashlib
+import json
 import os
 import re
+from types import SimpleNamespace
 
 import ufs.bench.budget
 import ufs.bench.io
@@ -169,16 +172,82 @@ def chunk_code(w):
     return code + ([f"graph:{GRAPH_CODE}"] if chunk_graph_specs(w) else [])
 
 
+def _read_or_none(path):
+    try:
+        return ufs.fileio.read_json(path) if os.path.exists(path) else None
+    except (OSError, ValueError):  # unreadable: no record (damaged_files has said why)
+        return None
+
+
+_FIT_RECORDS = {}
+
+
+def fit_record(dataset, chunk):
+    """The fit job's recorded budget facts: its info file, else the copy a (restored)
+    evaluation holds (``fit_job``), else ``None``. Read once per process."""
+    key = (dataset, chunk)
+    if key not in _FIT_RECORDS:
+        info = _read_or_none(f"{OUT}/fits/{dataset}/{chunk}.json")
+        if info is None:
+            ev = _read_or_none(f"{OUT}/evaluations/{dataset}/{chunk}.json")
+            info = (ev or {}).get("fit_job")
+        _FIT_RECORDS[key] = info
+    return _FIT_RECORDS[key]
+
+
 def fit_budget_key(w):
     """The fit job's budget parameter: the re-run key of ``jobs.fit_budget_seconds``
-    (:func:`ufs.bench.budget.budget_key`, from the job's recorded output if there is one)."""
+    (:func:`ufs.bench.budget.budget_key`, from the job's recorded facts if there are any)."""
     budget = (config.get("jobs") or {}).get("fit_budget_seconds", 600)
-    path = f"{OUT}/fits/{w.dataset}/{w.chunk}.json"
-    try:
-        info = ufs.fileio.read_json(path) if os.path.exists(path) else None
-    except (OSError, ValueError):  # unreadable: re-run (damaged_files has said why)
-        info = None
-    return ufs.bench.budget.budget_key(info, budget)
+    return ufs.bench.budget.budget_key(fit_record(w.dataset, w.chunk), budget)
+
+
+def chunk_lineage(dataset, chunk):
+    """Everything an evaluation's content depends on, hashed (issue 28): the data (data
+    set, seed, h, data code, a file dataset's spec and content), the fit job (its tasks
+    and parameters, graph specs, seed, method and graph code, budget key) and the
+    evaluation's own settings and code. The evaluate job records it; an evaluation whose
+    fit files are absent (restored from an archive) is done when its recorded lineage is
+    this one (:func:`evaluate_inputs`). The job's cosmetic ``message`` is left out."""
+    w = SimpleNamespace(dataset=dataset, chunk=chunk)
+    inst = PLAN.instances[dataset]
+    gids = _chunk_gids(w)
+    blob = {
+        "data": [inst.base, inst.seed, list(inst.hs), DATA_CODE]
+        + ([file_version(dataset)] if inst.file else []),
+        "fit": [
+            chunk_tasks(dataset, chunk),
+            {g: GRAPHS[g] for g in gids},
+            chunk_code(w),
+            fit_budget_key(w),
+        ],
+        "evaluate": [evaluation_meta(dataset, chunk), RESTARTS, NMI_AVERAGE, SEED, EVAL_CODE],
+    }
+    text = json.dumps(blob, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def restored_evaluation(dataset, chunk):
+    """Whether the evaluation of ``chunk`` is done without its fit files: they are
+    absent (a fresh machine after ``ufs benchmark-restore``) and the evaluation's
+    recorded lineage is the plan's (same data, tasks, code, budget and settings)."""
+    if os.path.exists(f"{OUT}/fits/{dataset}/{chunk}.json"):
+        return False
+    ev = _read_or_none(f"{OUT}/evaluations/{dataset}/{chunk}.json")
+    return ev is not None and ev.get("lineage") == chunk_lineage(dataset, chunk)
+
+
+def evaluate_inputs(w):
+    """The evaluate job's inputs: the data and the fit job's outputs, or none for a
+    restored evaluation (:func:`restored_evaluation`), so that Snakemake neither re-fits
+    nor re-evaluates it."""
+    if restored_evaluation(w.dataset, w.chunk):
+        return {}
+    return {
+        "data": data_file(w.dataset),
+        "result": f"{OUT}/fits/{w.dataset}/{w.chunk}.npz",
+        "info": f"{OUT}/fits/{w.dataset}/{w.chunk}.json",
+    }
 
 
 def chunk_message(dataset, chunk):

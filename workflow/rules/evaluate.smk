@@ -1,9 +1,9 @@
 rule evaluate:
     # k-means × R restarts for every task of a chunk and every h it covers.
     input:
-        data=data_file("{dataset}"),
-        result=rules.fit.output.result,
-        info=rules.fit.output.info,
+        # data, fit result and info; none for an evaluation restored from an archive whose
+        # lineage is current (restored_evaluation): it is done without its fit files
+        unpack(evaluate_inputs),
     output:
         f"{OUT}/evaluations/{{dataset}}/{{chunk}}.json",
     params:
@@ -13,6 +13,7 @@ rule evaluate:
         nmi_average=NMI_AVERAGE,
         seed=SEED,
         code=EVAL_CODE,
+        lineage=lambda w: chunk_lineage(w.dataset, w.chunk),
         what=lambda w: chunk_message(w.dataset, w.chunk),
     message:
         "evaluate (k-means, {params.restarts} restarts) {params.what}"

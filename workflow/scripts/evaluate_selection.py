@@ -6,6 +6,12 @@ from ufs.bench.steps import evaluate
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
+if "result" not in sm.input.keys():
+    raise SystemExit(
+        f"{sm.output[0]} was restored from an archive (ufs benchmark-restore) and its fit "
+        "files are not on this machine; it is current, so nothing re-runs it unless forced. "
+        "To re-evaluate it, delete it: the workflow then re-fits its chunk."
+    )
 evaluate(
     sm.input.data,
     sm.input.result,
@@ -16,4 +22,5 @@ evaluate(
     restarts=sm.params.restarts,
     nmi_average=sm.params.nmi_average,
     seed=sm.params.seed,
+    lineage=sm.params.lineage,
 )
