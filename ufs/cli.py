@@ -224,8 +224,30 @@ def _benchmark_report(args: argparse.Namespace) -> int:
     benchmark run's results; exit 2 with one line when there is nothing to report."""
     from pathlib import Path
 
-    from .bench.benchmark_report import NoResultsError, benchmark_report, scope_of
+    from .bench.archive import ArchiveError
+    from .bench.benchmark_report import (
+        NoResultsError,
+        benchmark_report,
+        benchmark_report_from_archive,
+        scope_of,
+    )
 
+    if args.archive:  # the archive alone: its config, note and tables (issue 28)
+        try:
+            text = benchmark_report_from_archive(
+                args.archive,
+                args.out,
+                img_dir=args.img_dir,
+                note=args.note or None,
+                include_variants=args.include_variants,
+                min_h_values=args.min_h_values,
+            )
+        except (ArchiveError, FileNotFoundError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"wrote {args.out} from {args.archive} (CD diagrams in {args.img_dir})")
+        print(scope_of(text))
+        return 0
     if not Path(args.config).is_file():
         print(f"error: no config file {args.config}", file=sys.stderr)
         return 2
@@ -245,6 +267,49 @@ def _benchmark_report(args: argparse.Namespace) -> int:
         return 2
     print(f"wrote {args.out} (CD diagrams in {args.img_dir})")
     print(scope_of(text))
+    return 0
+
+
+def _benchmark_archive(args: argparse.Namespace) -> int:
+    """Archive a benchmark run's evaluations, benchmark files and data records (issue 28)."""
+    from .bench.archive import ArchiveError, write_archive
+    from .fileio import DamagedFileError
+
+    try:
+        manifest = write_archive(
+            args.results,
+            args.config,
+            args.out,
+            note=args.note,
+            input_scaling=args.input_scaling,
+        )
+    except (ArchiveError, DamagedFileError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    c = manifest["counts"]
+    print(
+        f"wrote {args.out}: {c['evaluations']} evaluations of {c['datasets']} data sets, "
+        f"{c['benchmark_files']} benchmark files, {c['data_records']} data records "
+        f"(commit {manifest['commit'][:12] or 'unknown'})"
+    )
+    return 0
+
+
+def _benchmark_restore(args: argparse.Namespace) -> int:
+    """Restore an archive into a results folder: the workflow then resumes the run."""
+    from .bench.archive import ArchiveError, restore_archive
+
+    try:
+        counts = restore_archive(args.archive, args.results, force=args.force)
+    except (ArchiveError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"restored {args.archive} into {args.results}: {counts['written']} written, "
+        f"{counts['unchanged']} already there, {counts['replaced']} replaced. "
+        "`snakemake -n` with the run's config now lists only what is not done "
+        "(evaluations whose data, code, parameters or budget changed are re-fitted)."
+    )
     return 0
 
 
@@ -352,6 +417,12 @@ def _add_benchmark_report(sub) -> None:
         default="config/experiments/benchmark.yaml",
         help="the config the run was made with (default: %(default)s)",
     )
+    bench.add_argument(
+        "--archive",
+        default=None,
+        help="write the report from a results archive alone (ufs benchmark-archive): its "
+        "config, note and tables; --results and --config are then not read",
+    )
     bench.add_argument("--out", default="docs/benchmark.md", help="the report to write")
     bench.add_argument("--img-dir", default="docs/img", help="where the CD diagrams go")
     bench.add_argument(
@@ -373,6 +444,47 @@ def _add_benchmark_report(sub) -> None:
         default=None,
         help="results of the input-scaling overlays (<dir>/<space>/tables): compare the "
         "ranking of the seed methods on z-scored, raw and [0, 1] inputs",
+    )
+
+
+def _add_benchmark_archive(sub) -> None:
+    arc = sub.add_parser(
+        "benchmark-archive",
+        help="archive a benchmark run's evaluations (the source of truth) in one .tar.xz",
+    )
+    arc.add_argument(
+        "--results", default="results/benchmark", help="the run's results folder (%(default)s)"
+    )
+    arc.add_argument(
+        "--config",
+        default="config/experiments/benchmark.yaml",
+        help="the config the run was made with, stored in the archive (%(default)s)",
+    )
+    arc.add_argument(
+        "--out",
+        default="benchmarks/results/benchmark.tar.xz",
+        help="the archive to write (%(default)s)",
+    )
+    arc.add_argument(
+        "--note", default="", help="how the run was made (overlays, slices): the report shows it"
+    )
+    arc.add_argument(
+        "--input-scaling",
+        default=None,
+        help="also archive the tables of the input-scaling runs (<dir>/<space>/tables)",
+    )
+    res = sub.add_parser(
+        "benchmark-restore",
+        help="restore a results archive so that the workflow resumes without re-fitting",
+    )
+    res.add_argument("archive", help="the archive (ufs benchmark-archive)")
+    res.add_argument(
+        "--results", default="results/benchmark", help="the results folder (%(default)s)"
+    )
+    res.add_argument(
+        "--force",
+        action="store_true",
+        help="replace files that differ from the archive's (default: refuse)",
     )
 
 
@@ -401,7 +513,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(
         dest="cmd", required=True, metavar="COMMAND", help="what to do (COMMAND -h: its options)"
     )
-    for add in (_add_methods, _add_demo, _add_reproduction, _add_benchmark_report, _add_parity):
+    for add in (
+        _add_methods,
+        _add_demo,
+        _add_reproduction,
+        _add_benchmark_report,
+        _add_benchmark_archive,
+        _add_parity,
+    ):
         add(sub)
     return parser
 
@@ -409,6 +528,8 @@ def build_parser() -> argparse.ArgumentParser:
 _COMMANDS = {
     "reproduction": _reproduction,
     "benchmark-report": _benchmark_report,
+    "benchmark-archive": _benchmark_archive,
+    "benchmark-restore": _benchmark_restore,
     "parity": _parity,
     "methods": _methods,
     "demo": _demo,

@@ -506,6 +506,17 @@ def timing_summary(benchmarks: list[str | Path], evaluations: list[str | Path]) 
     }
 
 
+def _write_table_csv(sel: pd.DataFrame, out_csv) -> None:
+    cols = [c for c in sel.columns if c != "objective_curve"]
+    write_with(out_csv, lambda p: sel[cols].to_csv(p, index=False))
+
+
+def write_dataset_csv(eval_files, base: str, out_csv, oracle_metric: str = "acc") -> None:
+    """The data set's CSV table alone, as :func:`write_dataset_outputs` writes it (what
+    ``ufs benchmark-report --archive`` rebuilds from archived evaluations)."""
+    _write_table_csv(select_protocols(collect(eval_files, base), oracle_metric), out_csv)
+
+
 def write_dataset_outputs(
     eval_files, base: str, out_csv, out_md, figdir, oracle_metric: str = "acc", out_tex=None
 ) -> None:
@@ -517,8 +528,7 @@ def write_dataset_outputs(
 
     df = collect(eval_files, base)
     sel = select_protocols(df, oracle_metric)
-    cols = [c for c in sel.columns if c != "objective_curve"]
-    write_with(out_csv, lambda p: sel[cols].to_csv(p, index=False))
+    _write_table_csv(sel, out_csv)
     md = markdown_tables(sel, base, oracle_metric)
     write_text(out_md, md)
     write_text(Path(out_md).with_suffix(".html"), page(md, f"UFS-bench: {base}"))
@@ -532,7 +542,8 @@ def fit_records(evaluation_files: list[str | Path]) -> pd.DataFrame:
     """One row per fit (a ranking fit serves every h; replicates are separate fits):
     ``dataset`` (instance), ``base``, ``method``, ``pid``, ``fit`` label, ``status``,
     ``n_iter``, ``in_grid``, ``label_free``, ``fit_seconds``, ``budget_reason`` (a fit over
-    the compute budget), ``budget_seconds`` (the budget it ran under) and ``restarts``."""
+    the compute budget), ``budget_seconds`` (the budget it ran under), ``restarts`` and
+    ``git_commit`` (the commit the fit was made at; ``""`` where not recorded)."""
     seen: dict[tuple, dict[str, Any]] = {}
     cache: dict = {}
     for ev in read_evaluations(evaluation_files):
@@ -556,9 +567,10 @@ def fit_records(evaluation_files: list[str | Path]) -> pd.DataFrame:
                 "budget_reason": row.get("budget_reason", ""),
                 "budget_seconds": ev.get("budget_seconds"),
                 "restarts": ev.get("restarts"),
+                "git_commit": ev.get("git_commit") or "",
             }
     cols = ["dataset", "base", "method", "pid", "fit", "status", "n_iter", "in_grid", "label_free"]
-    cols += ["fit_seconds", "budget_reason", "budget_seconds", "restarts"]
+    cols += ["fit_seconds", "budget_reason", "budget_seconds", "restarts", "git_commit"]
     return pd.DataFrame.from_records(list(seen.values()), columns=cols)
 
 

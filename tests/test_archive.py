@@ -1,0 +1,279 @@
+"""Results archives (issue 28): ``ufs benchmark-archive`` / ``benchmark-restore`` /
+``benchmark-report --archive`` on the synthetic results of ``test_benchmark_report``, and on
+the repository's own archive (the committed ``docs/benchmark.md`` is regenerated from it
+byte for byte)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from ufs.bench.archive import (
+    MANIFEST,
+    ArchiveError,
+    archive_members,
+    read_archive,
+    restore_archive,
+    write_archive,
+)
+from ufs.bench.benchmark_report import benchmark_report, benchmark_report_from_archive
+from ufs.cli import main
+
+from .test_benchmark_report import make_results
+
+REPO = Path(__file__).resolve().parents[1]
+REPO_ARCHIVE = REPO / "benchmarks" / "results" / "benchmark.tar.xz"
+
+
+@pytest.fixture
+def run(tmp_path):
+    results, config, _ = make_results(tmp_path)
+    archive = tmp_path / "arch" / "run.tar.xz"
+    manifest = write_archive(results, config, archive, note="made by a test", commit="abc1234")
+    return {
+        "root": tmp_path,
+        "results": results,
+        "config": config,
+        "archive": archive,
+        "manifest": manifest,
+    }
+
+
+def test_manifest_lists_every_member_with_its_checksum(run):
+    manifest, members = read_archive(run["archive"])
+    assert manifest == run["manifest"]
+    assert set(members) == set(archive_members(run["results"]))
+    assert manifest["counts"]["evaluations"] == 3 and manifest["counts"]["datasets"] == 3
+    assert manifest["config"]["text"] == run["config"].read_text()
+    assert manifest["commit"] == "abc1234" and manifest["note"] == "made by a test"
+    for name, data in members.items():
+        assert data == (run["results"] / name).read_bytes()
+    # tables and figures are rebuilt, not archived
+    assert not any(m.startswith("tables/") for m in members)
+
+
+def test_archive_bytes_depend_only_on_the_members(run):
+    again = run["root"] / "again.tar.xz"
+    for path in run["results"].rglob("*"):  # other time stamps, same content
+        os.utime(path, (1e9, 1e9))
+    write_archive(run["results"], run["config"], again, note="made by a test", commit="abc1234")
+    assert again.read_bytes() == run["archive"].read_bytes()
+
+
+def test_report_from_the_archive_alone_is_the_report_of_the_results(run, tmp_path):
+    """The tables are rebuilt from the archived evaluations by the workflow's own code: the
+    report equals the one written from the results folder (same source label and note)."""
+    docs = tmp_path / "docs"
+    from_archive = benchmark_report_from_archive(
+        run["archive"], docs / "a.md", img_dir=docs / "img", plots=False
+    )
+    label = f"the archive `{run['archive'].as_posix()}`"
+    from_results = benchmark_report(
+        run["results"],
+        run["config"],
+        docs / "b.md",
+        img_dir=docs / "img",
+        plots=False,
+        note="made by a test",
+        source=label,
+    )
+    assert from_archive == from_results
+    assert (docs / "a.md").read_bytes() == (docs / "b.md").read_bytes()
+    assert "**How this run was made:** made by a test" in from_archive
+
+
+def test_cli_report_from_archive_twice_is_byte_identical(run, tmp_path, capsys):
+    outs = []
+    for i in range(2):
+        out = tmp_path / f"r{i}" / "benchmark.md"
+        code = main(
+            [
+                "benchmark-report",
+                "--archive",
+                str(run["archive"]),
+                "--out",
+                str(out),
+                "--img-dir",
+                str(out.parent / "img"),
+            ]
+        )
+        assert code == 0
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    assert "data sets with results 3 of the config's 4" in capsys.readouterr().out
+
+
+def test_restore_writes_members_and_refuses_to_replace_different_files(run, tmp_path):
+    target = tmp_path / "fresh" / "results"
+    counts = restore_archive(run["archive"], target)
+    assert counts == {
+        "written": len(archive_members(run["results"])),
+        "unchanged": 0,
+        "replaced": 0,
+    }
+    for name in archive_members(run["results"]):
+        assert (target / name).read_bytes() == (run["results"] / name).read_bytes()
+    assert restore_archive(run["archive"], target)["unchanged"] == counts["written"]
+    changed = target / "data" / "d1.json"
+    changed.write_text(json.dumps({"n_samples": 1}))
+    with pytest.raises(ArchiveError, match="differ from the archive"):
+        restore_archive(run["archive"], target)
+    assert json.loads(changed.read_text()) == {"n_samples": 1}  # nothing replaced
+    assert restore_archive(run["archive"], target, force=True)["replaced"] == 1
+    assert changed.read_bytes() == (run["results"] / "data" / "d1.json").read_bytes()
+
+
+def _rewrite(archive: Path, out: Path, edit) -> None:
+    """Copy ``archive`` to ``out`` with ``edit(name, data) -> (name, data) | None``."""
+    with tarfile.open(archive, "r:xz") as src, tarfile.open(out, "w:xz") as dst:
+        for info in src:
+            res = edit(info.name, src.extractfile(info).read())
+            if res is None:
+                continue
+            name, data = res
+            new = tarfile.TarInfo(name)
+            new.size = len(data)
+            dst.addfile(new, io.BytesIO(data))
+
+
+def test_a_damaged_member_is_refused(run, tmp_path):
+    bad = tmp_path / "bad.tar.xz"
+    _rewrite(
+        run["archive"],
+        bad,
+        lambda n, d: (n, d.replace(b"0.", b"1.", 1)) if n.startswith("evaluations/") else (n, d),
+    )
+    with pytest.raises(ArchiveError, match="fail their sha256"):
+        read_archive(bad)
+    with pytest.raises(ArchiveError, match="fail their sha256"):
+        restore_archive(bad, tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # nothing written from a damaged archive
+
+
+@pytest.mark.parametrize("name", ["../escape.json", "/abs/escape.json"])
+def test_paths_outside_the_folder_are_refused(run, tmp_path, name):
+    bad = tmp_path / "evil.tar.xz"
+    _rewrite(run["archive"], bad, lambda n, d: (name, d) if n == "data/d1.json" else (n, d))
+    with pytest.raises(ArchiveError, match="not a plain relative file"):
+        read_archive(bad)
+
+
+def test_unlisted_or_missing_members_and_other_files_are_refused(run, tmp_path):
+    extra = tmp_path / "extra.tar.xz"
+    _rewrite(
+        run["archive"],
+        extra,
+        lambda n, d: ("data/extra.json", d) if n == "data/d1.json" else (n, d),
+    )
+    with pytest.raises(ArchiveError, match="not in the manifest"):
+        read_archive(extra)
+    nomanifest = tmp_path / "nomanifest.tar.xz"
+    _rewrite(run["archive"], nomanifest, lambda n, d: None if n == MANIFEST else (n, d))
+    with pytest.raises(ArchiveError, match="no MANIFEST.json"):
+        read_archive(nomanifest)
+    plain = tmp_path / "plain.tar.xz"
+    plain.write_bytes(b"not an archive")
+    with pytest.raises(ArchiveError, match="not a readable"):
+        read_archive(plain)
+    assert main(["benchmark-restore", str(plain), "--results", str(tmp_path / "r")]) == 2
+
+
+def test_an_archive_needs_evaluations(tmp_path):
+    (tmp_path / "results").mkdir()
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("datasets: {}\n")
+    with pytest.raises(ArchiveError, match="no evaluations"):
+        write_archive(tmp_path / "results", cfg, tmp_path / "a.tar.xz")
+    assert not (tmp_path / "a.tar.xz").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not REPO_ARCHIVE.exists(), reason="the repository's results archive is absent")
+def test_docs_benchmark_md_is_the_report_of_the_committed_archive(tmp_path):
+    """Issue 28: a fresh clone reproduces ``docs/benchmark.md`` byte for byte from
+    ``benchmarks/results/benchmark.tar.xz`` alone, without fitting anything."""
+    out = tmp_path / "docs" / "benchmark.md"
+    benchmark_report_from_archive(REPO_ARCHIVE, out, img_dir=tmp_path / "docs" / "img", plots=False)
+    committed = (REPO / "docs" / "benchmark.md").read_text()
+    ours = out.read_text().replace(
+        f"the archive `{REPO_ARCHIVE.as_posix()}`",
+        "the archive `benchmarks/results/benchmark.tar.xz`",
+    )
+    assert ours == committed
+
+
+# -- a fresh machine: restore, resume, regenerate (the real workflow) -----------------------
+
+RESUME = {
+    "output_dir": "results",
+    "resources_dir": "resources",
+    "seed": 0,
+    "evaluation": {"restarts": 3, "reference_draws": 3},
+    "jobs": {"tasks_per_job": 3},
+    "mlflow": {"enabled": False},
+    "protocols": ["label_free", "oracle"],
+    "oracle_datasets": ["wine"],
+    "grid_max_settings": 2,
+    "datasets": {"wine": {"h": [2, 4, 6]}, "breast_cancer": {"h": [3, 6, 9]}},
+    "methods": {
+        "all_features": {},
+        "random": {},
+        "laplacian_score": {"grid": {"n_neighbors": [3, 5, 7]}},
+        "mcfs": {},
+    },
+}
+
+
+def _jobs(dry_run_stdout: str) -> dict[str, int]:
+    """Job counts of a dry run's "Job stats" table."""
+    block = dry_run_stdout.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    out = {}
+    for line in block.splitlines()[3:]:
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+@pytest.mark.slow
+def test_a_fresh_machine_restores_resumes_and_regenerates(tmp_path):
+    """Run, archive, restore into a new project folder (no fits, data, graphs or Snakemake
+    metadata): the dry run plans no fit, graph or evaluate job; the run rebuilds the same
+    tables; a changed budget that changes no fit re-runs nothing, and a new method is the
+    only thing fitted."""
+    from .workflow_helpers import result_tables, run_snakemake, write_config
+
+    first = tmp_path / "first"
+    first.mkdir()
+    cfg = write_config(first, RESUME)
+    run_snakemake(first, cfg)
+    archive = tmp_path / "run.tar.xz"
+    write_archive(first / "results", cfg, archive)
+
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    cfg2 = write_config(fresh, RESUME)
+    restore_archive(archive, fresh / "results")
+    dry = run_snakemake(fresh, cfg2, "-n").stdout
+    jobs = _jobs(dry)
+    assert not {"fit", "graph", "evaluate"} & set(jobs), jobs
+    run_snakemake(fresh, cfg2)
+    assert not list((fresh / "results").glob("fits/*/*"))  # nothing was fitted
+    a, b = result_tables(first), result_tables(fresh)
+    assert a.keys() == b.keys() and a
+    for name in a:
+        assert a[name].equals(b[name]), name
+    assert "Nothing to be done" in run_snakemake(fresh, cfg2, "-n").stdout
+
+    # every fit finished far below 600 s: a budget of 300 s changes none of them
+    lower = write_config(fresh, {**RESUME, "jobs": {"tasks_per_job": 3, "fit_budget_seconds": 300}})
+    assert "Nothing to be done" in run_snakemake(fresh, lower, "-n").stdout
+    # a new method: its jobs only
+    more = {**RESUME, "methods": {**RESUME["methods"], "max_variance": {}}}
+    jobs = _jobs(run_snakemake(fresh, write_config(fresh, more), "-n").stdout)
+    assert jobs.get("fit") == 2 and jobs.get("evaluate") == 2, jobs  # one chunk per data set
