@@ -94,11 +94,16 @@ def test_off_the_subset_the_jobs_are_those_of_a_label_free_run():
     assert tuned.chunks("wine") != free.chunks("wine")
 
 
-def test_oracle_datasets_must_be_configured_and_need_the_oracle_protocol():
+def test_oracle_datasets_must_be_configured_and_are_moot_without_the_oracle_protocol():
     with pytest.raises(ConfigError, match="not in the config's datasets"):
         build_plan(_config(oracle_datasets=["iris"]))
-    with pytest.raises(ConfigError, match="needs the oracle protocol"):
-        build_plan(_config(oracle_datasets=["wine"], protocols=["label_free"]))
+    # `--config protocols=[label_free]` on a config with a tuned subset: no grid anywhere
+    free = build_plan(_config(oracle_datasets=["wine"], protocols=["label_free"]))
+    assert free.tuned == frozenset()
+    assert all(
+        len(free.dataset_settings(m, "wine")) == len(free.settings[m]) for m in free.settings
+    )
+    assert len(free.settings["udfs"]) == 1
     # a slice (only_datasets) may leave a tuned data set out
     plan = build_plan(_config(oracle_datasets=["wine"], only_datasets=["breast_cancer"]))
     assert plan.tuned == frozenset()

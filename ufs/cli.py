@@ -1,5 +1,5 @@
 """ufs command line: list the registered methods, run a small end-to-end demo, write the
-reproduction, benchmark and parity reports."""
+reproduction, benchmark and parity reports, archive and restore benchmark results."""
 
 from __future__ import annotations
 

@@ -414,6 +414,7 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     #: the instances the label-tuned protocol runs on (config ``oracle_datasets``, by base
     #: name; every instance when it is not given); empty without the ``oracle`` protocol
+    #: (``protocols: [label_free]`` on a config that declares a subset runs no grid)
     tuned: frozenset[str] = frozenset()
     _index: dict[tuple[str, str], Setting] = field(default_factory=dict, repr=False, compare=False)
     _chunks: dict[str, dict[str, list[Task]]] = field(
@@ -803,7 +804,6 @@ def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
             "oracle_datasets",
             f"{unknown} are not in the config's datasets {sorted(config.get('datasets') or {})}",
         )
-        _require("oracle" in protocols, "oracle_datasets", "needs the oracle protocol")
     if "oracle" in protocols:
         plan.tuned = frozenset(
             i.name for i in plan.instances.values() if tuned_bases is None or i.base in tuned_bases
