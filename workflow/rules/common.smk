@@ -1,6 +1,7 @@
 # Plan, paths and input functions shared by every rule. All logic lives in `ufs.bench`.
 import hashlib
 import json
+import math
 import os
 import re
 from types import SimpleNamespace
@@ -200,6 +201,15 @@ def fit_budget_key(w):
     (:func:`ufs.bench.budget.budget_key`, from the job's recorded facts if there are any)."""
     budget = (config.get("jobs") or {}).get("fit_budget_seconds", 600)
     return ufs.bench.budget.budget_key(fit_record(w.dataset, w.chunk), budget)
+
+
+def fit_runtime_minutes(wildcards):
+    """A fit job's time limit (resource ``runtime``, minutes; what the SLURM profile asks
+    for): every fit of the chunk at the per-fit CPU budget, plus 10 % and 10 minutes for
+    start-up and graphs, and at least the 120 minutes a job had before the budget."""
+    budget = float((config.get("jobs") or {}).get("fit_budget_seconds", 600))
+    fits = sum(len(t.hs) for t in PLAN.chunks(wildcards.dataset)[wildcards.chunk])
+    return max(120, 10 + math.ceil(1.1 * fits * budget / 60))
 
 
 def chunk_lineage(dataset, chunk):

@@ -25,7 +25,8 @@ rule fit:
         f"{OUT}/benchmarks/fit/{{dataset}}/{{chunk}}.tsv"
     threads: 1
     resources:
-        runtime=120,
+        # minutes: every fit of the chunk at the per-fit budget, +10 % and 10 min (SLURM)
+        runtime=fit_runtime_minutes,
         mem_mb=4000,
     conda:
         "../envs/ufs.yaml"
