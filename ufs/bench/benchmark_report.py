@@ -753,7 +753,11 @@ def missing_estimate(run: Run) -> tuple[pd.DataFrame, Any]:
     draws = int((run.config.get("evaluation") or {}).get("reference_draws", 30))
     methods = {}
     for m in run.config.get("methods") or {}:
-        spec = get_method(m)
+        try:
+            spec = get_method(m)
+        except ValueError:  # not registered here: no kind, no estimate (listed unmodelled)
+            methods[m] = ("ranking", 1)
+            continue
         methods[m] = (spec.kind, draws if spec.draws else 1)
     budget = float((run.config.get("jobs") or {}).get("fit_budget_seconds") or 600)
     shapes_missing = missing_shapes(run.missing, run.config)
@@ -787,7 +791,12 @@ def _missing_section(run: Run) -> list[str]:
                 f"{(r['fit_cpu'] + r['kmeans_cpu']) / 3600:.2f}",
                 f"{r['fit_cpu'] / 3600:.2f}",
                 f"{r['kmeans_cpu'] / 3600:.2f}",
-                _code(r["over_budget"]) if r["over_budget"] else "none",
+                (_code(r["over_budget"]) if r["over_budget"] else "none")
+                + (
+                    f"; no model (no fit measured): {_code(r['unmodelled'])}"
+                    if r["unmodelled"]
+                    else ""
+                ),
             ]
         )
     total = (est["fit_cpu"].sum() + est["kmeans_cpu"].sum()) / 3600
