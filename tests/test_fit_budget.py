@@ -46,7 +46,9 @@ def test_budget_stops_a_busy_loop_and_cleans_up():
             while True:
                 pass
     used = time.process_time() - t0
-    assert 0.19 <= used < 1.0
+    # ITIMER_PROF is charged per scheduler tick, process_time() precisely: on a loaded
+    # machine the timer has fired at 0.182 s of process_time() for a 0.2 s budget
+    assert 0.15 <= used < 1.0
     assert _timer_state() == ((0.0, 0.0), before[1])
     assert not issubclass(FitBudgetExceeded, Exception)  # `except Exception` cannot swallow it
 
