@@ -73,13 +73,18 @@ def test_report_from_the_archive_alone_is_the_report_of_the_results(run, tmp_pat
         run["archive"], docs / "a.md", img_dir=docs / "img", plots=False
     )
     label = f"the archive `{run['archive'].as_posix()}`"
+    how = "**How this run was made:** "
+    note = next(ln for ln in from_archive.splitlines() if ln.startswith(how))[len(how) :]
+    # the synthetic methods are not registered, so the archive's config has no plan here:
+    # the evaluations are reported as archived, and the note says so
+    assert "the config has no plan here" in note
     from_results = benchmark_report(
         run["results"],
         run["config"],
         docs / "b.md",
         img_dir=docs / "img",
         plots=False,
-        note="made by a test",
+        note=note,
         source=label,
     )
     assert from_archive == from_results
@@ -277,3 +282,77 @@ def test_a_fresh_machine_restores_resumes_and_regenerates(tmp_path):
     more = {**RESUME, "methods": {**RESUME["methods"], "max_variance": {}}}
     jobs = _jobs(run_snakemake(fresh, write_config(fresh, more), "-n").stdout)
     assert jobs.get("fit") == 2 and jobs.get("evaluate") == 2, jobs  # one chunk per data set
+
+
+# -- an archive of a run in progress -------------------------------------------------------
+
+
+def test_curation_reports_what_the_workflow_would_aggregate(tmp_path):
+    """Complete data sets stay as they are; a data set whose label-tuned grid is half
+    done is reported label-free only (no duplicate of a setting a previous run's chunk
+    also holds); one without every label-free setting is left out."""
+    from ufs.bench.archive import curate_evaluations
+    from ufs.bench.config import build_plan
+    from ufs.fileio import read_json, write_json
+
+    config = {
+        "datasets": {"wine": {"h": [2, 4]}, "breast_cancer": {"h": [3, 6]}, "digits": {"h": [5]}},
+        "methods": {"all_features": {}, "udfs": {}},
+        "oracle_datasets": ["wine", "digits"],
+        "grid_max_settings": 4,
+        "jobs": {"tasks_per_job": 2},
+    }
+    plan = build_plan(config)
+
+    def doc(d, tasks, previous=False):
+        return {
+            "dataset": d,
+            "evaluations": [
+                {
+                    "method": t.method,
+                    "pid": t.pid,
+                    "hkey": t.hkey,
+                    "label_free": plan.setting(t.method, t.pid).label_free,
+                    "in_grid": False
+                    if previous
+                    else plan.in_grid(plan.setting(t.method, t.pid), d),
+                }
+                for t in tasks
+            ],
+        }
+
+    ev = tmp_path / "evaluations"
+    for d in ("wine", "breast_cancer", "digits"):
+        for c, tasks in plan.chunks(d).items():
+            write_json(ev / d / f"{c}.json", doc(d, tasks))
+    # wine: a grid chunk not evaluated yet, and the previous (label-free) run's c000 of
+    # udfs holding the default setting only
+    udfs = sorted(c for c in plan.chunks("wine") if c.startswith("udfs"))
+    default = next(
+        t
+        for t in plan.tasks("wine")
+        if t.method == "udfs" and plan.setting("udfs", t.pid).label_free
+    )
+    in_c000 = default in plan.chunks("wine")[udfs[0]]
+    (ev / "wine" / f"{udfs[-1]}.json").unlink()
+    if in_c000:  # the previous c000 has only the default: stale beside a current c001
+        write_json(ev / "wine" / f"{udfs[0]}.json", doc("wine", [default], previous=True))
+    # digits: the udfs default is missing altogether
+    for c, tasks in plan.chunks("digits").items():
+        if default.pid in {t.pid for t in tasks if t.method == "udfs"}:
+            (ev / "digits" / f"{c}.json").unlink()
+
+    status = curate_evaluations(tmp_path, config)
+    assert "breast_cancer" not in status  # complete: untouched
+    assert status["digits"] == "in progress" and not list((ev / "digits").glob("*.json"))
+    assert status["wine"].startswith("label-free only (label-tuned ")
+    records = [e for p in (ev / "wine").glob("*.json") for e in read_json(p)["evaluations"]]
+    keys = [(e["method"], e["pid"], e["hkey"]) for e in records]
+    assert len(keys) == len(set(keys))  # no setting twice
+    assert all(e["label_free"] and not e["in_grid"] for e in records)
+    assert {(m, p) for m, p, _ in keys} == {
+        (s.method, s.pid)
+        for m in plan.settings
+        for s in plan.dataset_settings(m, "wine")
+        if s.label_free
+    }

@@ -37,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from ..fileio import atomic_path, read_json
+from ..fileio import atomic_path, read_json, write_json
 from .provenance import git_commit
 
 __all__ = [
@@ -223,11 +223,78 @@ def restore_archive(
     return counts
 
 
+def _task_keys(doc: dict[str, Any]) -> set[tuple[str, str, str]]:
+    return {(e["method"], e["pid"], e["hkey"]) for e in doc["evaluations"]}
+
+
+def curate_evaluations(folder: str | Path, config: dict[str, Any]) -> dict[str, str]:
+    """Make the evaluations restored in ``folder`` what the workflow would aggregate for
+    ``config``'s plan, data set by data set (an archive of a run in progress holds, for a
+    data set whose label-tuned grid is half done, new chunks beside the previous run's):
+
+    * every planned chunk present with exactly its planned tasks: kept as is
+      (``"complete"``);
+    * otherwise, if every label-free setting has an evaluation: the data set is kept with
+      its label-free records only (the first of duplicates, current chunks first; none of
+      them a label-tuned candidate) — ``"label-free only (label-tuned k of m jobs done)"``;
+    * otherwise its evaluations are removed: ``"in progress"`` (reported as missing).
+
+    A chunk the plan does not have (left by an earlier plan) is removed. Returns the
+    status of every data set whose evaluations were not complete."""
+    from .config import ConfigError, build_plan
+
+    try:
+        plan = build_plan({**config, "offline_only": False}, warn=False)
+    except (ConfigError, ValueError) as exc:  # e.g. a data set this version does not know
+        return {"(every data set)": f"reported as archived; the config has no plan here: {exc}"}
+    out: dict[str, str] = {}
+    for inst_dir in sorted(Path(folder, "evaluations").glob("*")):
+        d = inst_dir.name
+        if d not in plan.instances:
+            continue
+        chunks = {c: {(t.method, t.pid, t.hkey) for t in ts} for c, ts in plan.chunks(d).items()}
+        paths = {p.stem: p for p in sorted(inst_dir.glob("*.json"))}
+        docs = {c: read_json(p) for c, p in paths.items()}
+        current = {c for c in chunks if c in docs and _task_keys(docs[c]) == chunks[c]}
+        if current == set(chunks) and set(docs) == set(chunks):
+            continue
+        needed = {
+            (s.method, s.pid)
+            for m in plan.settings
+            for s in plan.dataset_settings(m, d)
+            if s.label_free
+        }
+        seen: set[tuple[str, str, str]] = set()
+        kept: dict[str, list[dict[str, Any]]] = {}
+        for c in sorted(docs, key=lambda c: (c not in current, c)):
+            kept[c] = []
+            for e in docs[c]["evaluations"]:
+                key = (e["method"], e["pid"], e["hkey"])
+                if e.get("label_free") and key not in seen:
+                    seen.add(key)
+                    kept[c].append({**e, "in_grid": False})
+        if not needed <= {(m, p) for m, p, _ in seen}:
+            for p in paths.values():
+                p.unlink()
+            out[d] = "in progress"
+            continue
+        for c, p in paths.items():
+            if kept[c]:
+                write_json(p, {**docs[c], "evaluations": kept[c]})
+            else:
+                p.unlink()
+        done = len(current)
+        out[d] = f"label-free only (label-tuned {done} of {len(chunks)} jobs done)"
+    return out
+
+
 def report_inputs_from_archive(archive: str | Path, folder: str | Path) -> dict[str, Any]:
     """Restore ``archive`` into the empty ``folder`` with what ``ufs benchmark-report``
     reads: the members, the config (``folder/config.yaml``) and the per-data-set tables
     (``tables/<base>.csv``) computed from the evaluations by the workflow's own code
-    (:func:`ufs.bench.aggregate.dataset_table`). Returns the manifest."""
+    (:func:`ufs.bench.aggregate.write_dataset_csv`), after :func:`curate_evaluations` (a
+    run in progress: what the workflow would aggregate). Returns the manifest, with the
+    curation's statuses under ``"curated"``."""
     from .aggregate import write_dataset_csv
 
     manifest, _ = read_archive(archive)
@@ -236,6 +303,7 @@ def report_inputs_from_archive(archive: str | Path, folder: str | Path) -> dict[
     (folder / "config.yaml").write_text(manifest["config"]["text"])
     config = yaml.safe_load(manifest["config"]["text"]) or {}
     oracle_metric = (config.get("evaluation") or {}).get("oracle_metric", "acc")
+    manifest["curated"] = curate_evaluations(folder, config)
     by_base: dict[str, list[Path]] = {}
     for path in sorted((folder / "evaluations").glob("*/*.json")):
         base = read_json(path)["evaluations"][0]["dataset_base"]

@@ -969,13 +969,21 @@ def benchmark_report_from_archive(
     with tempfile.TemporaryDirectory(prefix="ufs-archive-") as tmp:
         manifest = report_inputs_from_archive(archive, tmp)
         scaling = Path(tmp) / "input_scaling"
+        note = manifest.get("note", "") if note is None else note
+        curated = manifest["curated"]
+        if curated:  # a run in progress: say what is reported of which data set
+            parts = [f"{d}: {why}" for d, why in sorted(curated.items())]
+            note = (note + " " if note else "") + (
+                "Archived while the run was in progress; reported as the workflow would "
+                "aggregate it: " + "; ".join(parts) + "."
+            )
         return benchmark_report(
             tmp,
             Path(tmp) / "config.yaml",
             out_md,
             img_dir=img_dir,
             plots=plots,
-            note=manifest.get("note", "") if note is None else note,
+            note=note,
             include_variants=include_variants,
             min_h_values=min_h_values,
             input_scaling=scaling if scaling.is_dir() else None,
