@@ -403,3 +403,78 @@ def test_significant_pairs_only_when_the_ranks_differ_by_the_cd():
     flat["acc_mean"] = 0.5 + (flat["acc_mean"] - flat["acc_mean"].round(1))
     null = ranking.rank_methods(flat, "label_free", "acc")
     assert null.pvalue >= 0.05 and significant_pairs(null) == []
+
+
+def test_missing_data_sets_get_a_cost_estimate_checked_on_the_measured_ones(tmp_path):
+    """A config data set without results gets the cost model's estimate; the sentence
+    gives the held-out ratios of the measured data sets (each predicted by a model fitted
+    without it) and the last numeric column is the estimate times the largest of them."""
+    from ufs.bench.benchmark_report import load_run, missing_estimate
+    from ufs.datasets import get_dataset
+
+    # measured: registered data sets with recorded CPU times; missing: jaffe (registered)
+    measured = ["wine", "breast_cancer", "digits", "golfs_sim1"]
+    out = tmp_path / "results"
+    for i, d in enumerate(measured):
+        spec = get_dataset(d)
+        n, p, c = spec.n_samples, spec.n_features, spec.n_classes
+        hs = [2, 3, 4]
+        t = 1e-4 * n * p * (1 + i)  # the data sets depart from any power law in n and p
+        rows = [
+            {
+                "h": h,
+                "h_label": str(h),
+                "per_restart": {m: [0.5, 0.6, 0.7] for m in ("acc", "nmi", "ari", "ne")},
+                "fit_seconds": t * h / 9,
+                "fit_info": {},
+                "fit_status": "ok",
+            }
+            for h in hs
+        ]
+        ev = {
+            "dataset": d,
+            "dataset_base": d,
+            "method": "mcfs",
+            "pid": "m0",
+            "kind": "subset",
+            "params": {},
+            "label_free": True,
+            "in_grid": True,
+            "restarts": 3,
+            "kmeans_seconds": 0.1,
+            "kmeans_cpu_seconds": 1e-3 * n,
+            "fit_seconds_total": t,
+            "fit_cpu_seconds_total": t,
+            "results": rows,
+        }
+        path = out / "evaluations" / d / "c000.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps({"dataset": d, "evaluations": [ev]}))
+        sel = aggregate.select_protocols(aggregate.collect([path], d))
+        (out / "tables").mkdir(exist_ok=True)
+        cols = [c for c in sel.columns if c != "objective_curve"]
+        sel[cols].to_csv(out / "tables" / f"{d}.csv", index=False)
+        (out / "data").mkdir(exist_ok=True)
+        info = {"n_samples": n, "n_features": p, "n_classes": c}
+        (out / "data" / f"{d}.json").write_text(json.dumps(info))
+    config = tmp_path / "config.yaml"
+    lines = ["protocols: [label_free]", "evaluation: {restarts: 3}", "datasets:"]
+    lines += [f"  {d}: {{h: [2, 3, 4]}}" for d in [*measured, "jaffe"]]
+    config.write_text("\n".join(lines + ["methods:", "  mcfs: {}"]) + "\n")
+
+    run = load_run(out, config)
+    assert run.missing == ["jaffe"]
+    est, _model, checked = missing_estimate(run)
+    assert sorted(checked["dataset"]) == sorted(measured)
+    assert (checked["ratio"] > 0).all() and checked["ratio"].nunique() > 1
+    worst = checked["ratio"].max()
+    text = benchmark_report(out, config, tmp_path / "benchmark.md", img_dir=tmp_path / "img")
+    section = text.split("## Data sets not run yet")[1].split("\n## ")[0]
+    assert (
+        f"the run's 4 measured data sets took {checked['ratio'].min():.2f}–{worst:.2f} "
+        "times their estimate" in section
+    )
+    row = next(ln for ln in section.splitlines() if ln.startswith("| jaffe"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    total = (est.loc[0, "fit_cpu"] + est.loc[0, "kmeans_cpu"]) / 3600
+    assert cells[1] == f"{total:.2f}" and cells[4] == f"{total * worst:.2f}"

@@ -9,7 +9,12 @@ import json
 import numpy as np
 import pytest
 
-from ufs.bench.cost_estimate import estimate_missing, fit_cost_model, fit_costs
+from ufs.bench.cost_estimate import (
+    estimate_missing,
+    fit_cost_model,
+    fit_costs,
+    held_out_ratios,
+)
 
 SHAPES = {
     f"d{i}": (n, p, c)
@@ -83,3 +88,42 @@ def test_stopped_fits_are_not_used_as_measurements(tmp_path):
     model = fit_cost_model(costs)
     assert model.coef["slow"][1:] == pytest.approx([1.0, 1.5, 0.5], abs=1e-8)
     assert np.isfinite(model.loo_log_error["slow"])
+
+
+def test_held_out_ratios_compare_the_estimate_with_what_a_data_set_took(tmp_path):
+    """On an exact power law every held-out data set is predicted exactly (ratio 1);
+    a data set that took 3 times the law is reported at 3 (its own fits left out of the
+    model it is checked against); label-tuned k-means time is not counted as measured."""
+    files = _write(tmp_path)
+    hs = {d: [5, 10, 20] for d in SHAPES}
+    kinds = {"slow": ("subset", 1)}
+    costs = fit_costs(files, SHAPES)
+    checked = held_out_ratios(costs, hs, kinds, budget=1e9)
+    assert list(checked["dataset"]) == sorted(SHAPES)
+    assert checked["ratio"].to_numpy() == pytest.approx(np.ones(len(SHAPES)), rel=1e-6)
+
+    doc = json.loads(files[3].read_text())
+    ev = doc["evaluations"][0]
+    ev["fit_cpu_seconds_total"] *= 3
+    ev["kmeans_cpu_seconds"] *= 3
+    tuned = dict(ev, label_free=False, kmeans_cpu_seconds=1e6)  # a label-tuned evaluation
+    doc["evaluations"].append(tuned)
+    files[3].write_text(json.dumps(doc))
+    checked = held_out_ratios(fit_costs(files, SHAPES), hs, kinds, 1e9, ["d3", "d0"])
+    assert list(checked["dataset"]) == ["d3", "d0"]
+    assert checked.set_index("dataset").loc["d3", "ratio"] == pytest.approx(3.0, rel=1e-6)
+    # d0's model now includes d3's inflated fits: no longer exact, but the ratio is a ratio
+    assert checked.set_index("dataset").loc["d0", "measured"] == pytest.approx(
+        sum(planted(50, 100, h) for h in [5, 10, 20]) + 1e-3 * 50 * 35
+    )
+
+
+def test_a_method_fitted_once_for_all_h_is_predicted_without_h(tmp_path):
+    files = _write(tmp_path)
+    for f in files:  # the same fits recorded as one ranking fit per data set
+        doc = json.loads(f.read_text())
+        doc["evaluations"][0]["kind"] = "ranking"
+        f.write_text(json.dumps(doc))
+    model = fit_cost_model(fit_costs(files, SHAPES))
+    assert model.form["slow"] == "full" and len(model.coef["slow"]) == 3
+    assert model.predict("slow", 300, 700, 3, 50) == model.predict("slow", 300, 700, 3, None)

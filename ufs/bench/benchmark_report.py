@@ -738,36 +738,77 @@ def _runtime_section(run: Run) -> list[str]:
     return lines + _table(header + ["total s", "fits"], rows, right={1, 2, 3, 4, 5})
 
 
-def missing_estimate(run: Run) -> tuple[pd.DataFrame, Any]:
+def missing_estimate(run: Run) -> tuple[pd.DataFrame, Any, pd.DataFrame]:
     """The estimated CPU time of the config's data sets without results
     (:mod:`ufs.bench.cost_estimate`: per-method models fitted on this run's own label-free
-    fits, the budget rule applied) and the model; an empty frame when none is missing."""
-    from ..registry import get_method
-    from .cost_estimate import estimate_missing, fit_cost_model, fit_costs, missing_shapes
+    fits, the budget rule applied), the model, and the same estimate checked on each
+    measured data set held out (:func:`~ufs.bench.cost_estimate.held_out_ratios`); empty
+    frames when none is missing."""
+    from .config import resolve_h
+    from .cost_estimate import (
+        estimate_missing,
+        fit_cost_model,
+        fit_costs,
+        held_out_ratios,
+        missing_shapes,
+    )
 
     if not run.missing:
-        return pd.DataFrame(), None
+        return pd.DataFrame(), None, pd.DataFrame()
     shapes = {d: run.shapes[d] for d in run.datasets}
     files = sorted((run.results_dir / "evaluations").glob("*/*.json"))
-    model = fit_cost_model(fit_costs(files, shapes))
-    draws = int((run.config.get("evaluation") or {}).get("reference_draws", 30))
+    costs = fit_costs(files, shapes)
+    model = fit_cost_model(costs)
+    budget = float((run.config.get("jobs") or {}).get("fit_budget_seconds") or 600)
+    kinds = method_kinds(run.config)
+    shapes_missing = missing_shapes(run.missing, run.config)
+    grids = run.config.get("datasets") or {}
+    hs = {
+        d: list(resolve_h((grids.get(d) or {}).get("h"), shapes[d][1]))
+        for d in run.datasets
+        if None not in shapes[d]
+    }
+    checked = held_out_ratios(costs, hs, kinds, budget)
+    return estimate_missing(model, shapes_missing, kinds, budget), model, checked
+
+
+def method_kinds(config: dict[str, Any]) -> dict[str, tuple[str, int]]:
+    """Each configured method's kind and number of label-free fits per data set (the
+    reference draws of ``random``), as :func:`ufs.bench.cost_estimate.estimate_missing`
+    takes them; a method not registered here counts as one ranking fit (and, without a
+    cost model, is listed as unmodelled)."""
+    from ..registry import get_method
+
+    draws = int((config.get("evaluation") or {}).get("reference_draws", 30))
     methods = {}
-    for m in run.config.get("methods") or {}:
+    for m in config.get("methods") or {}:
         try:
             spec = get_method(m)
-        except ValueError:  # not registered here: no kind, no estimate (listed unmodelled)
+        except ValueError:
             methods[m] = ("ranking", 1)
             continue
         methods[m] = (spec.kind, draws if spec.draws else 1)
-    budget = float((run.config.get("jobs") or {}).get("fit_budget_seconds") or 600)
-    shapes_missing = missing_shapes(run.missing, run.config)
-    return estimate_missing(model, shapes_missing, methods, budget), model
+    return methods
 
 
 def _missing_section(run: Run) -> list[str]:
-    est, model = missing_estimate(run)
+    est, model, checked = missing_estimate(run)
     if est.empty:
         return []
+    ratios = checked["ratio"].dropna()
+    worst = float(ratios.max()) if len(ratios) else float("nan")
+    if len(ratios):
+        top = checked.dropna(subset=["ratio"]).nlargest(3, "ratio")
+        held = (
+            f"Held out one at a time, the run's {len(ratios)} measured data sets took "
+            f"{ratios.min():.2f}–{worst:.2f} times their estimate (median {ratios.median():.2f}); "
+            "the largest ratios: "
+            + ", ".join(f"{r.dataset} ({r.n} × {r.p}) {r.ratio:.2f}" for r in top.itertuples())
+            + ". The column \"× largest held-out ratio\" multiplies each estimate by "
+            "the largest ratio: a figure to plan with, still not a bound."
+        )
+    else:
+        held = "No measured data set could be held out to check the estimate."
     lines = [
         "## Data sets not run yet, and what they would cost",
         "",
@@ -780,7 +821,8 @@ def _missing_section(run: Run) -> list[str]:
         "cost grows faster than a power law fitted at small n and p (RNE's dense p × p "
         "products, the n × n graph learners) is underestimated there, each of its fits still "
         "capped at the budget. Within the measured range the models' median leave-one-data-set-out error "
-        f"is a factor {np.exp(np.nanmedian(list(model.loo_log_error.values()))):.1f} per fit.",
+        f"is a factor {np.exp(np.nanmedian(list(model.loo_log_error.values()))):.1f} per fit. "
+        + held,
         "",
     ]
     rows = []
@@ -791,6 +833,7 @@ def _missing_section(run: Run) -> list[str]:
                 f"{(r['fit_cpu'] + r['kmeans_cpu']) / 3600:.2f}",
                 f"{r['fit_cpu'] / 3600:.2f}",
                 f"{r['kmeans_cpu'] / 3600:.2f}",
+                f"{(r['fit_cpu'] + r['kmeans_cpu']) * worst / 3600:.2f}",
                 (_code(r["over_budget"]) if r["over_budget"] else "none")
                 + (
                     f"; no model (no fit measured): {_code(r['unmodelled'])}"
@@ -800,9 +843,16 @@ def _missing_section(run: Run) -> list[str]:
             ]
         )
     total = (est["fit_cpu"].sum() + est["kmeans_cpu"].sum()) / 3600
-    rows.append(["**total**", f"**{total:.2f}**", "", "", ""])
-    header = ["data set", "CPU-h (estimate)", "fits", "k-means", "predicted over the budget"]
-    return lines + _table(header, rows, right={1, 2, 3})
+    rows.append(["**total**", f"**{total:.2f}**", "", "", f"**{total * worst:.2f}**", ""])
+    header = [
+        "data set",
+        "CPU-h (estimate)",
+        "fits",
+        "k-means",
+        "CPU-h × largest held-out ratio",
+        "predicted over the budget",
+    ]
+    return lines + _table(header, rows, right={1, 2, 3, 4})
 
 
 def failures(run: Run) -> pd.DataFrame:

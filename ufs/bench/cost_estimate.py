@@ -32,7 +32,14 @@ import pandas as pd
 
 from ..fileio import read_json
 
-__all__ = ["fit_costs", "CostModel", "fit_cost_model", "estimate_missing", "missing_shapes"]
+__all__ = [
+    "fit_costs",
+    "CostModel",
+    "fit_cost_model",
+    "estimate_missing",
+    "missing_shapes",
+    "held_out_ratios",
+]
 
 
 def fit_costs(evaluation_files: list[str | Path], shapes: dict[str, tuple]) -> pd.DataFrame:
@@ -59,6 +66,7 @@ def fit_costs(evaluation_files: list[str | Path], shapes: dict[str, tuple]) -> p
                     "h": float(sum(hs)),
                     "cpu": float(ev.get("kmeans_cpu_seconds") or 0.0),
                     "exceeded": False,
+                    "label_free": bool(ev.get("label_free")),
                 }
             )
             if not ev.get("label_free"):
@@ -80,6 +88,7 @@ def fit_costs(evaluation_files: list[str | Path], shapes: dict[str, tuple]) -> p
                         "h": None,
                         "cpu": float(total),
                         "exceeded": any(exceeded),
+                        "label_free": True,
                     }
                 )
                 continue
@@ -97,6 +106,7 @@ def fit_costs(evaluation_files: list[str | Path], shapes: dict[str, tuple]) -> p
                         "h": float(r["h"]),
                         "cpu": float(total) * s,
                         "exceeded": x,
+                        "label_free": True,
                     }
                 )
     return pd.DataFrame(rows)
@@ -111,7 +121,10 @@ class CostModel:
     loo_log_error: dict[str, float]  # median |log(predicted / measured)|, leave-one-out
 
     def predict(self, method: str, n: int, p: int, c: int, h: float | None) -> float:
-        return float(np.exp(_features(self.form[method], n, p, c, h) @ self.coef[method]))
+        coef = self.coef[method]
+        if self.form[method] == "full" and len(coef) == 3:  # fitted on fits made once for all h
+            h = None
+        return float(np.exp(_features(self.form[method], n, p, c, h) @ coef))
 
 
 def _features(form: str, n, p, c, h) -> np.ndarray:
@@ -143,13 +156,17 @@ def _form(d: pd.DataFrame, method: str) -> str:
     return "np" if n_sets >= 2 else "median"
 
 
-def fit_cost_model(costs: pd.DataFrame) -> CostModel:
+def fit_cost_model(costs: pd.DataFrame, loo: bool = True) -> CostModel:
     """The per-method models, on fits that finished within the budget (a stopped fit's
-    time is censored: it says only that the fit takes longer)."""
-    coef, form, loo = {}, {}, {}
+    time is censored: it says only that the fit takes longer); ``loo=False`` skips the
+    leave-one-data-set-out error (``nan``)."""
+    coef, form, loo_err = {}, {}, {}
     for method, d in costs[~costs["exceeded"] & (costs["cpu"] > 0)].groupby("method"):
         form[method] = _form(d, method)
         coef[method] = _fit(d, form[method])
+        if not loo:
+            loo_err[method] = float("nan")
+            continue
         errs = []
         for ds in d["dataset"].unique():  # leave one data set out
             train, test = d[d["dataset"] != ds], d[d["dataset"] == ds]
@@ -159,8 +176,8 @@ def fit_cost_model(costs: pd.DataFrame) -> CostModel:
             c = _fit(train, f)
             pred = np.array([_features(f, r.n, r.p, r.c, r.h) @ c for r in test.itertuples()])
             errs += list(np.abs(pred - np.log(np.maximum(test["cpu"].to_numpy(), 1e-4))))
-        loo[method] = float(np.median(errs)) if errs else float("nan")
-    return CostModel(coef, form, loo)
+        loo_err[method] = float(np.median(errs)) if errs else float("nan")
+    return CostModel(coef, form, loo_err)
 
 
 def estimate_missing(
@@ -221,3 +238,39 @@ def missing_shapes(missing: list[str], config: dict[str, Any]) -> dict[str, tupl
         hs = resolve_h(((config.get("datasets") or {}).get(d) or {}).get("h"), spec.n_features)
         out[d] = (spec.n_samples, spec.n_features, spec.n_classes, list(hs))
     return out
+
+
+def held_out_ratios(
+    costs: pd.DataFrame,
+    hs: dict[str, list[int]],
+    methods: dict[str, tuple[str, int]],
+    budget: float,
+    datasets: list[str] | None = None,
+) -> pd.DataFrame:
+    """The estimate checked where the answer is known: each measured data set (of
+    ``datasets``, default all in ``costs``) is held out, the models are fitted on the
+    others' fits and its label-free CPU time is predicted as for a missing set (``hs`` its
+    h grid) and compared with what it took (its label-free fits and their k-means).
+    Columns ``dataset``, ``n``, ``p``, ``estimated``, ``measured`` (CPU seconds) and
+    ``ratio`` (measured / estimated)."""
+    rows = []
+    for ds in datasets if datasets is not None else sorted(costs["dataset"].unique()):
+        own = costs[costs["dataset"] == ds]
+        if own.empty or ds not in hs:
+            continue
+        n, p, c = (int(own.iloc[0][k]) for k in ("n", "p", "c"))
+        model = fit_cost_model(costs[costs["dataset"] != ds], loo=False)
+        est = estimate_missing(model, {ds: (n, p, c, hs[ds])}, methods, budget).iloc[0]
+        estimated = float(est["fit_cpu"] + est["kmeans_cpu"])
+        measured = float(own.loc[own["label_free"], "cpu"].sum())
+        rows.append(
+            {
+                "dataset": ds,
+                "n": n,
+                "p": p,
+                "estimated": estimated,
+                "measured": measured,
+                "ratio": measured / estimated if estimated > 0 else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows, columns=["dataset", "n", "p", "estimated", "measured", "ratio"])

@@ -1,0 +1,139 @@
+"""Where the cross-data-set benchmark's CPU time went, from its results archive alone.
+
+    python benchmarks/benchmark_compute.py [--archive benchmarks/results/benchmark.tar.xz]
+        [--held-out ar,pie,...]
+
+Prints (markdown) the fit CPU time of the archived run split by protocol, the fits kept from
+an earlier, smaller budget (their ``budget_seconds``), the methods and (method, data set)
+pairs that took most, and, with ``--held-out``, how well :mod:`ufs.bench.cost_estimate`
+predicts data sets it has not seen: its models are fitted on every *other* data set's
+label-free fits (as the report's "not run yet" section does before those sets are run) and
+compared with the measured label-free CPU time of the held-out sets. Nothing is fitted or
+timed here; the numbers are the run's own (``time.process_time`` of each fit job, one BLAS
+thread). ``docs/benchmarks.md`` quotes this script's output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import tempfile
+from pathlib import Path
+
+from ufs.bench.archive import read_archive, restore_archive
+from ufs.fileio import read_json
+
+
+def evaluations(folder: Path) -> list[dict]:
+    """Every evaluation entry of the restored run (one per fit chunk and setting)."""
+    out = []
+    for path in sorted((folder / "evaluations").glob("*/*.json")):
+        out.extend(read_json(path)["evaluations"])
+    return out
+
+
+def shapes(folder: Path) -> dict[str, tuple[int, int, int]]:
+    """``(n, p, classes)`` of each data set from the archived data records."""
+    out = {}
+    for path in sorted((folder / "data").glob("*.json")):
+        d = read_json(path)
+        out[path.stem] = (d["n_samples"], d["n_features"], d["n_classes"])
+    return out
+
+
+def _h(seconds: float) -> str:
+    return f"{seconds / 3600:.2f}"
+
+
+def split_section(evs: list[dict], budget: float) -> list[str]:
+    """Fit CPU-h by protocol and by the budget the fit ran under."""
+    lf = tuned = 0.0
+    by_budget: dict[float, list[float]] = collections.defaultdict(lambda: [0, 0.0])
+    for e in evs:
+        cpu = float(e.get("fit_cpu_seconds_total") or 0.0)
+        if e.get("label_free"):
+            lf += cpu
+        else:
+            tuned += cpu
+        nfits = len(e["results"]) if e["kind"] == "subset" else 1
+        by_budget[float(e.get("budget_seconds") or 0)][0] += nfits
+        by_budget[float(e.get("budget_seconds") or 0)][1] += cpu
+    lines = [
+        f"- fit CPU-h: {_h(lf + tuned)} in total; label-free settings {_h(lf)}, "
+        f"settings only the label-tuned grid needs {_h(tuned)}",
+    ]
+    for b, (nfits, cpu) in sorted(by_budget.items()):
+        what = "the run's budget" if b == budget else "kept from an earlier budget"
+        lines.append(f"- fits under a {b:g} CPU-s budget ({what}): {nfits}, {_h(cpu)} CPU-h")
+    return lines
+
+
+def method_section(evs: list[dict], top: int = 8) -> list[str]:
+    """The methods and (method, data set) pairs with the most fit CPU time."""
+    per_method: collections.Counter = collections.Counter()
+    per_pair: collections.Counter = collections.Counter()
+    for e in evs:
+        cpu = float(e.get("fit_cpu_seconds_total") or 0.0)
+        per_method[e["method"]] += cpu
+        per_pair[(e["method"], e["dataset_base"])] += cpu
+    total = sum(per_method.values()) or 1.0
+    lines = ["", "| method | fit CPU-h | share |", "|---|---:|---:|"]
+    for m, cpu in per_method.most_common(top):
+        lines.append(f"| `{m}` | {_h(cpu)} | {100 * cpu / total:.0f} % |")
+    lines += ["", "| method | data set | fit CPU-s |", "|---|---|---:|"]
+    for (m, d), cpu in per_pair.most_common(top):
+        lines.append(f"| `{m}` | {d} | {cpu:.0f} |")
+    return lines
+
+
+def held_out_section(folder: Path, config: dict, held_out: list[str]) -> list[str]:
+    """The cost model's prediction for each held-out data set, fitted without it
+    (:func:`ufs.bench.cost_estimate.held_out_ratios`, as the report checks its estimate)."""
+    from ufs.bench.benchmark_report import method_kinds
+    from ufs.bench.config import resolve_h
+    from ufs.bench.cost_estimate import fit_costs, held_out_ratios
+
+    shp = shapes(folder)
+    files = sorted((folder / "evaluations").glob("*/*.json"))
+    grids = config.get("datasets") or {}
+    hs = {d: list(resolve_h((grids.get(d) or {}).get("h"), shp[d][1])) for d in held_out}
+    budget = float((config.get("jobs") or {}).get("fit_budget_seconds") or 600)
+    checked = held_out_ratios(fit_costs(files, shp), hs, method_kinds(config), budget, held_out)
+    lines = [
+        "",
+        "| data set (n × p) | estimated CPU-h | measured CPU-h | measured / estimated |",
+        "|---|---:|---:|---:|",
+    ]
+    for r in checked.itertuples():
+        lines.append(
+            f"| {r.dataset} ({r.n} × {r.p}) | {_h(r.estimated)} | {_h(r.measured)} "
+            f"| {r.ratio:.2f} |"
+        )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--archive", default="benchmarks/results/benchmark.tar.xz")
+    ap.add_argument("--held-out", default="", help="comma-separated data sets to predict")
+    args = ap.parse_args(argv)
+    import yaml
+
+    manifest, _ = read_archive(args.archive)
+    config = yaml.safe_load(manifest["config"]["text"]) or {}
+    budget = float((config.get("jobs") or {}).get("fit_budget_seconds") or 600)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "run"
+        restore_archive(args.archive, folder)
+        evs = evaluations(folder)
+        lines = [f"Archive {args.archive} (commit {manifest.get('commit', '?')[:12]})", ""]
+        lines += split_section(evs, budget)
+        lines += method_section(evs)
+        held = [d for d in args.held_out.split(",") if d]
+        if held:
+            lines += held_out_section(folder, config, held)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
