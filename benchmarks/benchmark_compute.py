@@ -86,6 +86,41 @@ def method_section(evs: list[dict], top: int = 8) -> list[str]:
     return lines
 
 
+def thinning_section(evs: list[dict], config: dict) -> list[str]:
+    """What the label-tuned protocol would cost on the full registry grids: each method's
+    measured mean fit CPU time per (data set, grid setting) on the tuned data sets, times
+    the full grid's size, against what the thinned grids took."""
+    from ufs.bench.config import thin_grid
+    from ufs.registry import expand_grid, get_method
+
+    tuned = set(config.get("oracle_datasets") or [])
+    cap = config.get("grid_max_settings")
+    cpu: collections.Counter = collections.Counter()
+    chunks: collections.Counter = collections.Counter()
+    for e in evs:
+        if e["dataset_base"] in tuned and e.get("in_grid"):
+            cpu[e["method"]] += float(e.get("fit_cpu_seconds_total") or 0.0)
+            chunks[e["method"]] += 1
+    lines = [
+        "",
+        f"Label-tuned protocol on {len(tuned)} data sets, grids thinned to ≤ {cap} settings:",
+        "",
+        "| method | full grid | thinned | measured CPU-h | full grid, CPU-h (scaled) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    total_thin = total_full = 0.0
+    for m in config.get("methods") or {}:
+        spec = get_method(m)
+        if not spec.grid or not chunks[m]:
+            continue
+        full, thin = len(expand_grid(spec.grid)), len(expand_grid(thin_grid(spec.grid, cap)))
+        scaled = cpu[m] / chunks[m] * full * len(tuned)
+        total_thin, total_full = total_thin + cpu[m], total_full + scaled
+        lines.append(f"| `{m}` | {full} | {thin} | {_h(cpu[m])} | {_h(scaled)} |")
+    lines.append(f"| **total** | | | **{_h(total_thin)}** | **{_h(total_full)}** |")
+    return lines
+
+
 def held_out_section(folder: Path, config: dict, held_out: list[str]) -> list[str]:
     """The cost model's prediction for each held-out data set, fitted without it
     (:func:`ufs.bench.cost_estimate.held_out_ratios`, as the report checks its estimate)."""
@@ -129,6 +164,8 @@ def main(argv: list[str] | None = None) -> None:
         lines = [f"Archive {args.archive} (commit {manifest.get('commit', '?')[:12]})", ""]
         lines += split_section(evs, budget)
         lines += method_section(evs)
+        if config.get("oracle_datasets"):
+            lines += thinning_section(evs, config)
         held = [d for d in args.held_out.split(",") if d]
         if held:
             lines += held_out_section(folder, config, held)
