@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import statistics
 import tempfile
 from pathlib import Path
 
@@ -84,6 +85,23 @@ def method_section(evs: list[dict], top: int = 8) -> list[str]:
     for (m, d), cpu in per_pair.most_common(top):
         lines.append(f"| `{m}` | {d} | {cpu:.0f} |")
     return lines
+
+
+def dataset_section(evs: list[dict], top: int = 6) -> list[str]:
+    """Label-free fit CPU-h per data set: the spread and the most expensive sets."""
+    per_set: collections.Counter = collections.Counter()
+    for e in evs:
+        if e.get("label_free"):
+            per_set[e["dataset_base"]] += float(e.get("fit_cpu_seconds_total") or 0.0)
+    if not per_set:
+        return []
+    values = sorted(per_set.values())
+    median = statistics.median(values)
+    largest = ", ".join(f"{d} {_h(c)}" for d, c in per_set.most_common(top))
+    return [
+        f"- label-free fit CPU-h per data set ({len(values)} sets): {_h(values[0])} to "
+        f"{_h(values[-1])}, median {_h(median)}; the largest: {largest}",
+    ]
 
 
 def thinning_section(evs: list[dict], config: dict) -> list[str]:
@@ -163,6 +181,7 @@ def main(argv: list[str] | None = None) -> None:
         evs = evaluations(folder)
         lines = [f"Archive {args.archive} (commit {manifest.get('commit', '?')[:12]})", ""]
         lines += split_section(evs, budget)
+        lines += dataset_section(evs)
         lines += method_section(evs)
         if config.get("oracle_datasets"):
             lines += thinning_section(evs, config)

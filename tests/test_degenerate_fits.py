@@ -143,3 +143,43 @@ def test_registry_label_free_spcafs_uses_auto_gamma():
     for name in ("spcafs", "spcafs_raw"):
         assert get_method(name).defaults["gamma"] == "auto"
         assert 1e4 in get_method(name).grid["gamma"]  # the paper's value stays in the grid
+
+
+@pytest.mark.parametrize(
+    "info",
+    [
+        {"converged": True, "degenerate": True},
+        {"converged": True, "degenerate": False},
+        {"converged": True, "resolved_rank": 4},
+        {"converged": True, "resolved_rank": 5},
+        {"converged": True, "resolved_rank": 9},
+        {},
+    ],
+)
+def test_degenerate_flag_is_fit_status_rule(info):
+    """aggregate.degenerate_flag restates fit_status's ◊ rule for fits whose status is an
+    earlier one (not converged); where no earlier status applies the two must agree."""
+    assert aggregate.degenerate_flag(info, 5) == (fit_status(info, None, h=5) == "degenerate")
+
+
+def test_a_fit_both_not_converged_and_degenerate_counts_under_both(tmp_path):
+    """Every DGUFS fit with the authors' rescaling runs max_iter iterations (†) and returns
+    the smallest-norm features (◊): its status is not_converged, the counts show both."""
+    from ufs.fileio import write_json
+
+    both = _row(5, "not_converged", 0.4)
+    both["fit_info"] = {"converged": False, "degenerate": True}
+    plain = _row(10, "not_converged", 0.4)
+    plain["fit_info"] = {"converged": False, "degenerate": False}
+    path = tmp_path / "evaluations" / "toy.json"
+    write_json(
+        path,
+        {"dataset": "toy", "evaluations": [_record("toy", "dgufs", "subset", "d", [both, plain])]},
+    )
+    fits = aggregate.fit_records([path])
+    assert fits["status"].tolist() == ["not_converged", "not_converged"]
+    assert fits["degenerate"].tolist() == [True, False]
+    (row,) = aggregate.failure_counts(fits).to_dict("records")
+    assert (row["not_converged"], row["degenerate"], row["settings_affected"]) == (2, 1, 1)
+    # a file without the flag column (an older table) counts by status alone
+    assert aggregate.degenerate_fits(fits.drop(columns="degenerate")).sum() == 0

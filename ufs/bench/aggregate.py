@@ -43,6 +43,8 @@ __all__ = [
     "plot_dataset",
     "timing_summary",
     "fit_records",
+    "degenerate_flag",
+    "degenerate_fits",
     "failure_counts",
     "failure_markdown",
     "failure_report",
@@ -538,20 +540,37 @@ def write_dataset_outputs(
     plot_dataset(df, sel, base, figdir)
 
 
+def degenerate_flag(fit_info: dict[str, Any], h) -> bool:
+    """Whether the fit's own facts say a trivial rule or round-off decided its answer: the
+    estimator set ``degenerate_``, or a ranking's ``resolved_rank`` is below ``h``. The
+    same rule as :func:`ufs.bench.status.fit_status`'s ``"degenerate"``, applied whatever
+    the fit's status: a fit that is also not converged has status ``not_converged`` (it
+    comes first), and the failure counts must still show it degenerate (every DGUFS fit
+    with the authors' rescaling is both). ``tests/test_failure_flags.py`` checks that the
+    two rules agree."""
+    resolved = fit_info.get("resolved_rank")
+    return bool(fit_info.get("degenerate")) or (
+        h is not None and resolved is not None and int(h) > int(resolved)
+    )
+
+
 def fit_records(evaluation_files: list[str | Path]) -> pd.DataFrame:
     """One row per fit (a ranking fit serves every h; replicates are separate fits):
     ``dataset`` (instance), ``base``, ``method``, ``pid``, ``fit`` label, ``status``,
     ``n_iter``, ``in_grid``, ``label_free``, ``fit_seconds``, ``budget_reason`` (a fit over
-    the compute budget), ``budget_seconds`` (the budget it ran under), ``restarts`` and
-    ``git_commit`` (the commit the fit was made at; ``""`` where not recorded)."""
+    the compute budget), ``budget_seconds`` (the budget it ran under), ``restarts``,
+    ``git_commit`` (the commit the fit was made at; ``""`` where not recorded) and
+    ``degenerate`` (:func:`degenerate_flag` at any of its h, whatever its status)."""
     seen: dict[tuple, dict[str, Any]] = {}
     cache: dict = {}
     for ev in read_evaluations(evaluation_files):
         for row in ev["results"]:
             label = fit_label(ev["kind"], row["h"])
             key = (ev["dataset"], ev["method"], ev["pid"], label)
+            flag = degenerate_flag(row.get("fit_info") or {}, row.get("h"))
             if key in seen:  # a ranking fit serves every h: its status is the worst over h
                 seen[key]["status"] = worst([seen[key]["status"], _row_status(ev, row, cache)])
+                seen[key]["degenerate"] = seen[key]["degenerate"] or flag
                 continue
             seen[key] = {
                 "dataset": ev["dataset"],
@@ -568,9 +587,11 @@ def fit_records(evaluation_files: list[str | Path]) -> pd.DataFrame:
                 "budget_seconds": ev.get("budget_seconds"),
                 "restarts": ev.get("restarts"),
                 "git_commit": ev.get("git_commit") or "",
+                "degenerate": flag,
             }
     cols = ["dataset", "base", "method", "pid", "fit", "status", "n_iter", "in_grid", "label_free"]
     cols += ["fit_seconds", "budget_reason", "budget_seconds", "restarts", "git_commit"]
+    cols += ["degenerate"]
     return pd.DataFrame.from_records(list(seen.values()), columns=cols)
 
 
@@ -592,7 +613,7 @@ def failure_counts(fits: pd.DataFrame) -> pd.DataFrame:
     ]
     rows = []
     for (method, base), g in fits.groupby(["method", "base"], sort=True):
-        bad = g["status"].isin(STATUS_MARK)
+        bad = g["status"].isin(STATUS_MARK) | degenerate_fits(g)
         rows.append(
             {
                 "method": method,
@@ -600,7 +621,7 @@ def failure_counts(fits: pd.DataFrame) -> pd.DataFrame:
                 "fits": len(g),
                 "not_converged": int((g["status"] == "not_converged").sum()),
                 "diverged": int((g["status"] == "diverged").sum()),
-                "degenerate": int((g["status"] == "degenerate").sum()),
+                "degenerate": int(degenerate_fits(g).sum()),
                 "fixed_budget": int((g["status"] == "fixed_budget").sum()),
                 "budget_exceeded": int((g["status"] == "budget_exceeded").sum()),
                 "settings": g["pid"].nunique(),
@@ -608,6 +629,15 @@ def failure_counts(fits: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame.from_records(rows, columns=cols)
+
+
+def degenerate_fits(fits: pd.DataFrame) -> pd.Series:
+    """The fits that are degenerate by status or by their own flag (:func:`degenerate_flag`):
+    a fit is counted under every flag that applies."""
+    by_status = fits["status"] == "degenerate"
+    if "degenerate" not in fits:
+        return by_status
+    return by_status | fits["degenerate"].fillna(False).astype(bool)
 
 
 def _totals(counts: pd.DataFrame) -> dict[str, int]:

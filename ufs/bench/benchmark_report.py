@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..fileio import read_json, write_text
 from . import ranking, references
-from .aggregate import FLAGGED, fit_records
+from .aggregate import FLAGGED, degenerate_fits, fit_records
 from .answer import TITLES, support_lines
 from .config import REPLICATE_SEP
 from .status import STATUS_MARK
@@ -104,7 +104,7 @@ def read_fits(results_dir: Path, datasets: list[str]) -> pd.DataFrame:
     a ranking fit serves every h; replicates are separate fits): ``dataset`` (the config's
     name), ``instance``, ``method``, ``pid``, ``fit``, ``label_free``, ``in_grid``,
     ``status``, ``fit_seconds``, ``budget_reason``, ``budget_seconds`` (recorded, if any),
-    ``restarts`` and ``git_commit``."""
+    ``restarts``, ``git_commit`` and ``degenerate`` (the fit's own flag)."""
     wanted = set(datasets)
     files = [
         path
@@ -114,7 +114,8 @@ def read_fits(results_dir: Path, datasets: list[str]) -> pd.DataFrame:
     ]
     fits = fit_records(files).rename(columns={"dataset": "instance", "base": "dataset"})
     cols = ["dataset", "instance", "method", "pid", "fit", "label_free", "in_grid", "status"]
-    return fits[cols + ["fit_seconds", "budget_reason", "budget_seconds", "restarts", "git_commit"]]
+    cols += ["fit_seconds", "budget_reason", "budget_seconds", "restarts", "git_commit"]
+    return fits[cols + ["degenerate"]]
 
 
 def _column_sum(t: pd.DataFrame, col: str) -> float:
@@ -804,7 +805,7 @@ def _missing_section(run: Run) -> list[str]:
             f"{ratios.min():.2f}–{worst:.2f} times their estimate (median {ratios.median():.2f}); "
             "the largest ratios: "
             + ", ".join(f"{r.dataset} ({r.n} × {r.p}) {r.ratio:.2f}" for r in top.itertuples())
-            + ". The column \"× largest held-out ratio\" multiplies each estimate by "
+            + '. The column "× largest held-out ratio" multiplies each estimate by '
             "the largest ratio: a figure to plan with, still not a bound."
         )
     else:
@@ -857,12 +858,15 @@ def _missing_section(run: Run) -> list[str]:
 
 def failures(run: Run) -> pd.DataFrame:
     """Per method: fits and the counts of not-converged / diverged / budget-exceeded /
-    degenerate fits, with the data sets each happened on (``{dataset: count}``)."""
+    degenerate fits, with the data sets each happened on (``{dataset: count}``). A fit
+    counts under every flag that applies: ◊ by its own flag also where its status is †
+    (:func:`ufs.bench.aggregate.degenerate_flag`)."""
     rows = []
     for m, g in run.fits.groupby("method", sort=True):
         row: dict[str, Any] = {"method": m, "fits": len(g)}
         for s in FAILURES:
-            bad = g[g["status"] == s]
+            # ◊ by the fit's own flag too: a fit is counted under every flag that applies
+            bad = g[degenerate_fits(g)] if s == "degenerate" else g[g["status"] == s]
             row[s] = len(bad)
             row[f"{s}_on"] = bad.groupby("dataset").size().to_dict()
         rows.append(row)
@@ -884,7 +888,9 @@ def _failures_section(run: Run) -> list[str]:
     mark = lambda s: STATUS_MARK.get(s, "")  # noqa: E731
     lines += [
         "Fits per method over all data sets, every grid setting and h counted "
-        f"({int(t['fits'].sum())} fits); data sets with the number of such fits. " + _legend(),
+        f"({int(t['fits'].sum())} fits); data sets with the number of such fits. A fit is "
+        "counted under every flag that applies: ◊ also where the score tables show † (its "
+        "status: not converged comes first). " + _legend(),
         "",
     ]
     rows = []
