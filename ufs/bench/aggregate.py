@@ -546,7 +546,7 @@ def degenerate_flag(fit_info: dict[str, Any], h) -> bool:
     same rule as :func:`ufs.bench.status.fit_status`'s ``"degenerate"``, applied whatever
     the fit's status: a fit that is also not converged has status ``not_converged`` (it
     comes first), and the failure counts must still show it degenerate (every DGUFS fit
-    with the authors' rescaling is both). ``tests/test_failure_flags.py`` checks that the
+    with the authors' rescaling is both). ``tests/test_degenerate_fits.py`` checks that the
     two rules agree."""
     resolved = fit_info.get("resolved_rank")
     return bool(fit_info.get("degenerate")) or (
