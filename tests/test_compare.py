@@ -166,3 +166,27 @@ def test_budget_exceeded_cells_have_no_value(tmp_path):
     assert cmp["ours"].isna().all() and not cmp["differs"].any()
     md = comparison_markdown(cmp, "p")
     assert "0 of 3 published cells computed" in md and "nan" not in md
+
+
+def test_reproduction_scope_names_the_size_of_each_tuned_grid(tmp_path):
+    """A label-tuned cell is a maximum over its grid: the scope line says over how many
+    settings each method was tuned (a range where data sets differ); label-free and
+    random rows do not count."""
+    from ufs.cli import main
+
+    run = tmp_path / "results" / "fsbc"
+    (run / "tables").mkdir(parents=True)
+    head = "dataset,method,protocol,n_settings\n"
+    (run / "tables" / "yale.csv").write_text(
+        head + "yale,fsasl,oracle,9\nyale,fsasl,label_free,1\nyale,fsbc,oracle,49\n"
+        "yale,random,draw,1\n"
+    )
+    (run / "tables" / "orl.csv").write_text(head + "orl,fsasl,oracle,9\norl,fsbc,oracle,45\n")
+    (run / "timing.json").write_text(
+        '{"jobs": 1, "job_wall_seconds": 6, "solver_seconds": 3, "kmeans_seconds": 1}'
+    )
+    out = tmp_path / "r.md"
+    assert main(["reproduction", "--results", str(tmp_path / "results"), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "Label-tuned over fsasl 9, fsbc 45–49 parameter settings (the run's grids)." in text
+    assert "random" not in text.split("Label-tuned over", 1)[1].split("\n", 1)[0]

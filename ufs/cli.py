@@ -75,6 +75,21 @@ def _methods(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tuned_grid_sizes(tables) -> str:
+    """``"fsasl 9, urafs 27"``: the settings each method's label-tuned cell was chosen
+    from (``n_settings`` of the ``oracle`` rows; a range where data sets differ). A
+    tuned cell is a maximum over its grid, so a reader needs the grid's size to judge it;
+    ``""`` for tables without these columns."""
+    if not {"protocol", "n_settings"} <= set(tables.columns):
+        return ""
+    tuned = tables[tables.protocol == "oracle"].dropna(subset=["n_settings"])
+    sizes = tuned.groupby("method").n_settings.agg(["min", "max"]).astype(int)
+    return ", ".join(
+        f"{m} {lo}" if lo == hi else f"{m} {lo}–{hi}"
+        for m, (lo, hi) in sizes.iterrows()
+    )
+
+
 def _run_scope(run) -> list[str]:
     """What a results directory holds: datasets, methods, timing (from its tables)."""
     import json
@@ -94,6 +109,9 @@ def _run_scope(run) -> list[str]:
             f"Run `{run}`: datasets {', '.join(names)}; "
             f"methods {', '.join(sorted(t.method.unique()))}."
         )
+        grids = _tuned_grid_sizes(t)
+        if grids:
+            lines.append(f"Label-tuned over {grids} parameter settings (the run's grids).")
     timing = run / "timing.json"
     if timing.exists():
         t = json.loads(timing.read_text())
