@@ -81,6 +81,103 @@ def test_l2box_admm_against_brute_force():
     assert hits >= 13, hits  # measured 15/20 (heuristic for an NP-hard problem)
 
 
+@pytest.mark.parametrize("rank_deficient", [False, True])
+def test_l2box_admm_factor_form_equals_the_dense_form(rank_deficient):
+    """``factor=Z`` (``Q = ZᵀZ`` with fewer rows than columns: thin SVD, the complement at
+    eigenvalue 0) runs the iterates of the dense ``Q`` up to round-off: same iteration
+    count, ``v`` to 1e-9; with ``Z`` repeating rows (rank below its row count) too."""
+    rng = np.random.default_rng(7)
+    d, r, h = 60, 12, 5
+    Z = rng.normal(size=(r, d)) * rng.uniform(0.1, 3.0, size=d)
+    if rank_deficient:
+        Z[6:] = Z[:6]
+    b = rng.normal(size=d) + 2.0
+    T = np.arange(d)
+    v_dense, it_dense, conv_dense = l2box_admm(Z.T @ Z, T, b, h)
+    v_fac, it_fac, conv_fac = l2box_admm(None, T, b, h, factor=Z)
+    assert (it_fac, conv_fac) == (it_dense, conv_dense)
+    np.testing.assert_allclose(v_fac, v_dense, atol=1e-9)
+    # a support T inside a longer v (later iterations' shape): outside T the matrix is 2μI
+    T = np.sort(rng.choice(d + 20, d, replace=False))
+    bb = np.zeros(d + 20)
+    bb[T] = b
+    v1, it1, _ = l2box_admm(Z.T @ Z, T, bb, h)
+    v2, it2, _ = l2box_admm(None, T, bb, h, factor=Z)
+    assert it1 == it2
+    np.testing.assert_allclose(v2, v1, atol=1e-9)
+    # a factor with as many rows as columns takes the dense path, bit for bit
+    Zs = rng.normal(size=(d, d))
+    a = l2box_admm(Zs.T @ Zs, np.arange(d), b, h)[0]
+    assert np.array_equal(l2box_admm(None, np.arange(d), b, h, factor=Zs)[0], a)
+    with pytest.raises(ValueError, match="exactly one"):
+        l2box_admm(Z.T @ Z, np.arange(d), b, h, factor=Z)
+
+
+def _wide_inputs():
+    """Data sets with c·n ≤ d/2 (the factor path): noise, planted clusters, pairs of
+    strongly correlated columns. (Exactly duplicated columns tie in Eq. 12: there the
+    ADMM's answer is decided by round-off on either path.)"""
+    rng = np.random.default_rng(3)
+    yield "noise", rng.normal(size=(24, 400)), 4
+    X, _, _ = planted_clusters(n_per=8, n_clusters=3, n_signal=8, n_noise=300, seed=2)
+    yield "planted", X, 3
+    X = rng.normal(size=(20, 150))
+    yield "correlated columns", np.hstack([X, X[:, :100] + 0.1 * rng.normal(size=(20, 100))]), 2
+
+
+@pytest.mark.parametrize("case", list(range(3)))
+def test_fsbc_factor_path_equals_the_dense_path(case, monkeypatch):
+    """On wide data the first v-step decomposes the c·n × d factor instead of the d × d
+    ``Q̃``: the fit is the one of the dense eigendecomposition (same support, order,
+    clusters, ADMM iterations; objective to 1e-9), on noise, planted clusters and
+    correlated features."""
+    import ufs.methods.fsbc as fsbc_module
+
+    name, X, c = list(_wide_inputs())[case]
+    assert c * X.shape[0] <= X.shape[1] // 2, name  # the factor path is taken
+    used = []
+    fast = fsbc_module._psd_eigenpairs
+
+    def spy(Q, Z):
+        used.append(Q is None)
+        return fast(Q, Z)
+
+    def dense(Q, Z):
+        return fast(Z.T @ Z if Z is not None else Q, None)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        monkeypatch.setattr(fsbc_module, "_psd_eigenpairs", spy)
+        a = FSBC(10, c, random_state=0).fit(X)
+        monkeypatch.setattr(fsbc_module, "_psd_eigenpairs", dense)
+        b = FSBC(10, c, random_state=0).fit(X)
+    assert used == [True]  # one v-step (iteration 1), by the factor
+    assert np.array_equal(a.selected_features_, b.selected_features_), name
+    assert np.array_equal(a.labels_, b.labels_)
+    assert np.array_equal(a.admm_n_iter_, b.admm_n_iter_)
+    np.testing.assert_allclose(a.objective_, b.objective_, rtol=1e-9)
+
+
+def test_fsbc_factor_path_on_a_real_wide_set(shared_datasets, monkeypatch):
+    """allaml (72 × 7129, 2 classes; c·n = 144): the factor path's fit equals the dense
+    eigendecomposition's on the first 1 500 standardized genes (the full set costs the
+    dense path ~150 s)."""
+    import ufs.methods.fsbc as fsbc_module
+    from ufs.datasets import load_dataset
+
+    X = standardize(load_dataset("allaml", mirror=shared_datasets).X).X[:, :1500]
+    fast = fsbc_module._psd_eigenpairs
+    fits = []
+    for eig in (fast, lambda Q, Z: fast(Z.T @ Z if Z is not None else Q, None)):
+        monkeypatch.setattr(fsbc_module, "_psd_eigenpairs", eig)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fits.append(FSBC(50, 2, random_state=0).fit(X))
+    a, b = fits
+    assert np.array_equal(a.selected_features_, b.selected_features_)
+    assert np.array_equal(a.labels_, b.labels_)
+
+
 def test_v_step_optimum_is_current_support():
     """From iteration 2 on the exact v-step keeps the support (class docstring remark)."""
     X, labels, G = _problem(3, n=39, d=10)
