@@ -1,15 +1,16 @@
 """Where the cross-data-set benchmark's CPU time went, from its results archive alone.
 
     python benchmarks/benchmark_compute.py [--archive benchmarks/results/benchmark.tar.xz]
-        [--held-out ar,pie,...]
+        [--held-out ar,pie,...] [--before <an earlier archive of the run>]
 
 Prints (markdown) the fit CPU time of the archived run split by protocol, the fits kept from
 an earlier, smaller budget (their ``budget_seconds``), the methods and (method, data set)
 pairs that took most, and, with ``--held-out``, how well :mod:`ufs.bench.cost_estimate`
 predicts data sets it has not seen: its models are fitted on every *other* data set's
 label-free fits (as the report's "not run yet" section does before those sets are run) and
-compared with the measured label-free CPU time of the held-out sets. Nothing is fitted or
-timed here; the numbers are the run's own (``time.process_time`` of each fit job, one BLAS
+compared with the measured label-free CPU time of the held-out sets; with ``--before``, the
+fit CPU-h of each method whose chunks were re-run since that archive (a solver change), before
+and after, and the totals. Nothing is fitted or timed here; the numbers are the run's own (``time.process_time`` of each fit job, one BLAS
 thread). ``docs/benchmarks.md`` quotes this script's output.
 """
 
@@ -165,10 +166,39 @@ def held_out_section(folder: Path, config: dict, held_out: list[str]) -> list[st
     return lines
 
 
+def _cpu_by(evs: list[dict], key) -> collections.Counter:
+    out: collections.Counter = collections.Counter()
+    for e in evs:
+        out[key(e)] += float(e.get("fit_cpu_seconds_total") or 0.0)
+    return out
+
+
+def before_after_section(before: list[dict], after: list[dict]) -> list[str]:
+    """Fit CPU time of the same plan in two archives of the run (before and after a solver
+    change re-ran that solver's chunks): per re-run method, and in total."""
+    b_m, a_m = _cpu_by(before, lambda e: e["method"]), _cpu_by(after, lambda e: e["method"])
+    b_lf = sum(float(e.get("fit_cpu_seconds_total") or 0.0) for e in before if e.get("label_free"))
+    a_lf = sum(float(e.get("fit_cpu_seconds_total") or 0.0) for e in after if e.get("label_free"))
+    rerun = sorted(m for m in set(b_m) | set(a_m) if b_m[m] != a_m[m])
+    lines = [
+        "",
+        "| method (re-run) | before, fit CPU-h | after, fit CPU-h | before / after |",
+        "|---|---:|---:|---:|",
+    ]
+    for m in rerun:
+        ratio = f"{b_m[m] / a_m[m]:.1f}" if a_m[m] else "—"
+        lines.append(f"| `{m}` | {_h(b_m[m])} | {_h(a_m[m])} | {ratio} |")
+    tb, ta = sum(b_m.values()), sum(a_m.values())
+    lines.append(f"| **all methods** | **{_h(tb)}** | **{_h(ta)}** | **{tb / ta:.2f}** |")
+    lines.append(f"| label-free settings | {_h(b_lf)} | {_h(a_lf)} | {b_lf / a_lf:.2f} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--archive", default="benchmarks/results/benchmark.tar.xz")
     ap.add_argument("--held-out", default="", help="comma-separated data sets to predict")
+    ap.add_argument("--before", default="", help="an earlier archive of the run: before/after")
     args = ap.parse_args(argv)
     import yaml
 
@@ -188,6 +218,9 @@ def main(argv: list[str] | None = None) -> None:
         held = [d for d in args.held_out.split(",") if d]
         if held:
             lines += held_out_section(folder, config, held)
+        if args.before:
+            restore_archive(args.before, Path(tmp) / "before")
+            lines += before_after_section(evaluations(Path(tmp) / "before"), evs)
     print("\n".join(lines))
 
 

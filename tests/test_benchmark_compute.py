@@ -63,3 +63,15 @@ def test_method_section_orders_by_cpu():
     assert lines[3] == "| `rne` | 1.50 | 83 % |"
     assert lines[4] == "| `mcfs` | 0.30 | 17 % |"
     assert "| `rne` | a | 3600 |" in lines
+
+
+def test_before_after_lists_only_the_re_run_methods():
+    """Methods whose fit CPU time is the same in both archives were not re-run and are not
+    listed; the totals and the label-free share compare the whole run."""
+    after = [dict(e) for e in EVS]
+    after[0]["fit_cpu_seconds_total"] = 360.0  # rne on a re-run, 10 times faster
+    lines = _script().before_after_section(EVS, after)
+    rows = [ln for ln in lines if ln.startswith("| `")]
+    assert rows == ["| `rne` | 1.50 | 0.60 | 2.5 |"]
+    assert "| **all methods** | **1.80** | **0.90** | **2.00** |" in lines
+    assert "| label-free settings | 1.70 | 0.80 | 2.12 |" in lines
