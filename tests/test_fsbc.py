@@ -16,6 +16,7 @@ from ufs.methods.fsbc import (
     FSBC,
     assignment_lagrangian,
     l2box_admm,
+    resolved_selection,
     ridge_w,
     solve_p,
     update_assignments,
@@ -176,6 +177,70 @@ def test_fsbc_factor_path_on_a_real_wide_set(shared_datasets, monkeypatch):
     a, b = fits
     assert np.array_equal(a.selected_features_, b.selected_features_)
     assert np.array_equal(a.labels_, b.labels_)
+
+
+def test_resolved_selection_counts_the_picks_above_round_off():
+    v = np.array([1.0, 0.9, 0.3, 0.3 + 1e-12, 0.3, 0.0])
+    assert resolved_selection(v, 2) == (2, 0)  # 0.9 vs 0.3: a clear boundary
+    assert resolved_selection(v, 3) == (2, 3)  # the 3rd pick is one of three tied 0.3s
+    assert resolved_selection(v, 4) == (2, 3)
+    assert resolved_selection(v, 5) == (5, 0)  # 0.3 vs 0.0
+    assert resolved_selection(v, 6) == (6, 0)  # every feature: nothing rounded
+    binary = np.array([1.0, 1e-5, 1.0, -2e-5, 1.0])  # a converged ADMM: binary to tol
+    assert resolved_selection(binary, 3) == (3, 0)
+
+
+def test_fsbc_marks_a_selection_rounded_from_a_tie_degenerate(monkeypatch):
+    """When Algorithm 1 returns a v whose h-th entry ties with the next (round-off), the
+    fit records how many picks are resolved, warns, and the workflow's status is ◊."""
+    import ufs.methods.fsbc as fsbc_module
+    from ufs.base import DegenerateFitWarning
+    from ufs.bench.status import fit_status
+    from ufs.bench.steps import _scalar_attributes
+
+    X, _, _ = planted_clusters(n_per=10, n_clusters=3, n_signal=4, n_noise=16, seed=1)
+    d, h = X.shape[1], 5
+
+    def tied(Q, T, b, h_, **kw):
+        v = np.full(b.shape[0], 1e-4)
+        v[:3] = 1.0
+        v[3:] += 1e-13 * np.arange(d - 3)  # 17 features equal to round-off
+        return v, 1000, False
+
+    monkeypatch.setattr(fsbc_module, "l2box_admm", tied)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = FSBC(h, 3, random_state=0).fit(X)
+    assert (est.resolved_rank_, est.n_tied_) == (3, d - 3)
+    assert any(issubclass(w.category, DegenerateFitWarning) for w in caught)
+    assert fit_status(_scalar_attributes(est), h=h) == "degenerate"
+    assert fit_status(_scalar_attributes(est), h=3) != "degenerate"
+
+
+@pytest.mark.parametrize("case", list(range(3)))
+def test_fsbc_real_selections_are_resolved(case):
+    """On ordinary inputs Algorithm 1's rounding is clear: every pick above round-off."""
+    _, X, c = list(_wide_inputs())[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = FSBC(10, c, random_state=0).fit(X)
+    assert (est.resolved_rank_, est.n_tied_) == (10, 0)
+
+
+@pytest.mark.slow
+def test_fsbc_pixraw10p_h100_is_flagged(shared_datasets):
+    """The case that showed it (benchmark, pixraw10p, λ = n², h = 100): Algorithm 1 stops
+    at 1 000 iterations with 99 entries of v near 1 and the rest equal to ~1e-9 relative,
+    so the 100th pick is round-off."""
+    from ufs.base import DegenerateFitWarning
+    from ufs.datasets import load_dataset
+
+    X = standardize(load_dataset("pixraw10p", mirror=shared_datasets).X).X
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = FSBC(100, 10, lambda_scale=1.0, random_state=0).fit(X)
+    assert est.resolved_rank_ == 99 and est.n_tied_ > 9000
+    assert any(issubclass(w.category, DegenerateFitWarning) for w in caught)
 
 
 def test_v_step_optimum_is_current_support():
