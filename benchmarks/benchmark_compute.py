@@ -10,8 +10,9 @@ predicts data sets it has not seen: its models are fitted on every *other* data 
 label-free fits (as the report's "not run yet" section does before those sets are run) and
 compared with the measured label-free CPU time of the held-out sets; with ``--before``, the
 fit CPU-h of each method whose chunks were re-run since that archive (a solver change), before
-and after, and the totals. Nothing is fitted or timed here; the numbers are the run's own (``time.process_time`` of each fit job, one BLAS
-thread). ``docs/benchmarks.md`` quotes this script's output.
+and after, and the totals. Nothing is fitted or timed here; the numbers are the run's own
+(``time.process_time`` of each fit job, one BLAS thread). ``docs/benchmarks.md`` quotes this
+script's output.
 """
 
 from __future__ import annotations
@@ -177,8 +178,8 @@ def before_after_section(before: list[dict], after: list[dict]) -> list[str]:
     """Fit CPU time of the same plan in two archives of the run (before and after a solver
     change re-ran that solver's chunks): per re-run method, and in total."""
     b_m, a_m = _cpu_by(before, lambda e: e["method"]), _cpu_by(after, lambda e: e["method"])
-    b_lf = sum(float(e.get("fit_cpu_seconds_total") or 0.0) for e in before if e.get("label_free"))
-    a_lf = sum(float(e.get("fit_cpu_seconds_total") or 0.0) for e in after if e.get("label_free"))
+    b_lf = _cpu_by(before, lambda e: bool(e.get("label_free")))[True]
+    a_lf = _cpu_by(after, lambda e: bool(e.get("label_free")))[True]
     rerun = sorted(m for m in set(b_m) | set(a_m) if b_m[m] != a_m[m])
     lines = [
         "",

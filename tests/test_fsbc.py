@@ -126,6 +126,38 @@ def _wide_inputs():
     yield "correlated columns", np.hstack([X, X[:, :100] + 0.1 * rng.normal(size=(20, 100))]), 2
 
 
+def _dense_eigenpairs(fast):
+    """``_psd_eigenpairs`` forced onto the dense ``eigh`` of ``ZᵀZ`` (the reference)."""
+    return lambda Q, Z: fast(Z.T @ Z if Z is not None else Q, None)
+
+
+def test_fsbc_factor_is_a_factor_of_q(monkeypatch):
+    """The first v-step's ``Z`` satisfies ``ZᵀZ = 2 (WᵀW) ⊙ (XᵀX)`` (Eq. 12's Q̃) for the W
+    of that iteration, so the dense reference of the tests below is the matrix of the paper."""
+    import ufs.methods.fsbc as fsbc_module
+
+    _, X, c = next(_wide_inputs())
+    seen = {}
+    ridge, fast = fsbc_module.ridge_w, fsbc_module._psd_eigenpairs
+
+    def first_w(*args, **kw):
+        W = ridge(*args, **kw)
+        seen.setdefault("W", W)
+        return W
+
+    def keep_z(Q, Z):
+        seen.setdefault("Z", Z)
+        return fast(Q, Z)
+
+    monkeypatch.setattr(fsbc_module, "ridge_w", first_w)
+    monkeypatch.setattr(fsbc_module, "_psd_eigenpairs", keep_z)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        FSBC(10, c, random_state=0).fit(X)
+    W, Z = seen["W"], seen["Z"]
+    np.testing.assert_allclose(Z.T @ Z, 2.0 * (W.T @ W) * (X.T @ X), rtol=1e-10, atol=1e-10)
+
+
 @pytest.mark.parametrize("case", list(range(3)))
 def test_fsbc_factor_path_equals_the_dense_path(case, monkeypatch):
     """On wide data the first v-step decomposes the c·n × d factor instead of the d × d
@@ -143,14 +175,11 @@ def test_fsbc_factor_path_equals_the_dense_path(case, monkeypatch):
         used.append(Q is None)
         return fast(Q, Z)
 
-    def dense(Q, Z):
-        return fast(Z.T @ Z if Z is not None else Q, None)
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         monkeypatch.setattr(fsbc_module, "_psd_eigenpairs", spy)
         a = FSBC(10, c, random_state=0).fit(X)
-        monkeypatch.setattr(fsbc_module, "_psd_eigenpairs", dense)
+        monkeypatch.setattr(fsbc_module, "_psd_eigenpairs", _dense_eigenpairs(fast))
         b = FSBC(10, c, random_state=0).fit(X)
     assert used == [True]  # one v-step (iteration 1), by the factor
     assert np.array_equal(a.selected_features_, b.selected_features_), name
@@ -169,7 +198,7 @@ def test_fsbc_factor_path_on_a_real_wide_set(shared_datasets, monkeypatch):
     X = standardize(load_dataset("allaml", mirror=shared_datasets).X).X[:, :1500]
     fast = fsbc_module._psd_eigenpairs
     fits = []
-    for eig in (fast, lambda Q, Z: fast(Z.T @ Z if Z is not None else Q, None)):
+    for eig in (fast, _dense_eigenpairs(fast)):
         monkeypatch.setattr(fsbc_module, "_psd_eigenpairs", eig)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
