@@ -197,21 +197,6 @@ def test_an_archive_needs_evaluations(tmp_path):
     assert not (tmp_path / "a.tar.xz").exists()
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not REPO_ARCHIVE.exists(), reason="the repository's results archive is absent")
-def test_docs_benchmark_md_is_the_report_of_the_committed_archive(tmp_path):
-    """Issue 28: a fresh clone reproduces ``docs/benchmark.md`` byte for byte from
-    ``benchmarks/results/benchmark.tar.xz`` alone, without fitting anything."""
-    out = tmp_path / "docs" / "benchmark.md"
-    benchmark_report_from_archive(REPO_ARCHIVE, out, img_dir=tmp_path / "docs" / "img", plots=False)
-    committed = (REPO / "docs" / "benchmark.md").read_text()
-    ours = out.read_text().replace(
-        f"the archive `{REPO_ARCHIVE.as_posix()}`",
-        "the archive `benchmarks/results/benchmark.tar.xz`",
-    )
-    assert ours == committed
-
-
 # -- a fresh machine: restore, resume, regenerate (the real workflow) -----------------------
 
 RESUME = {

@@ -1,7 +1,7 @@
 """The per-fit compute budget (config ``jobs.fit_budget_seconds``, ufs.bench.budget).
 
 A fit over its CPU-time budget, or refused for memory, is recorded as ``budget_exceeded``:
-no arrays, NaN metrics, ``budget exceeded §`` in the tables, ranked last on its data set.
+no arrays, NaN metrics, ``budget exceeded §`` in the tables, scored as the expected random subset at its (data set, h) in every test.
 """
 
 from __future__ import annotations
@@ -342,23 +342,57 @@ def _tables(scores: dict[str, dict[str, float | None]], hs=("5", "10", "20")) ->
     return tables(filled, hs=hs, status=over)
 
 
-def test_a_method_over_the_budget_is_ranked_last_not_dropped(tmp_path, monkeypatch):
+def test_a_method_over_the_budget_scores_as_random_in_every_test(tmp_path, monkeypatch):
+    """Issue 37: one missing-data rule, per (data set, h): a fit over the budget scores the
+    expected random subset of its cell (here at h = 5 of d0 only), in the Friedman ranks,
+    the all-pairs Wilcoxon tests and the tests against the references alike; no data set
+    is dropped and the other h of d0 keep the method's own scores."""
+    from ufs.bench import answer, paired, references, views
+
     s = {
-        "d0": {"a": 0.9, "b": 0.8, "c": 0.7, "slow": None},
-        "d1": {"a": 0.9, "b": 0.8, "c": 0.7, "slow": 0.95},
-        "d2": {"a": 0.7, "b": 0.9, "c": 0.8, "slow": 0.95},
+        f"d{i}": {"a": 0.9 - 0.01 * i, "b": 0.8, "c": 0.7, "slow": 0.95, "random": 0.5}
+        for i in range(6)
     }
-    r = ranking.rank_methods(_tables(s), "label_free", "acc")
-    assert r.n == 3 and r.k == 4 and not r.dropped_datasets and not r.dropped_methods
-    assert r.budget_ranked_last == {"slow": ["d0"]}
-    assert r.ranks.loc["d0", "slow"] == 4.0 and r.ranks.loc["d1", "slow"] == 1.0
-    assert r.avg_rank["slow"] == pytest.approx(2.0)
-    assert np.isnan(r.scores.loc["d0", "slow"]) and r.applicable
+    t = _tables(s)
+    cell = (t["dataset"] == "d0") & (t["method"] == "slow") & (t["h_label"] == "5")
+    t.loc[cell, ["acc_mean", "nmi_mean"]] = np.nan
+    t.loc[cell, "status"] = "budget_exceeded"
+    r = ranking.rank_methods(t, "label_free", "acc")
+    assert r.n == 6 and r.k == 4 and not r.dropped_datasets and not r.dropped_methods
+    assert r.imputed == {"d0": ["slow"]}
+    imputed = (0.5 + 0.95 + 0.95) / 3  # random at h = 5, its own scores at 10 and 20
+    assert r.scores.loc["d0", "slow"] == pytest.approx(imputed)
+    assert r.scores.loc["d1", "slow"] == pytest.approx(0.95)
     assert r.method_status("slow") == "budget_exceeded"
     over = ranking.overview_markdown([r])
-    assert "| slow | **2.00§** |" in over  # tied with a for the lowest average rank
-    assert "method slow ranked last on d0 (budget exceeded §)." in over
-    assert "budget exceeded§ (4)" in ranking.details_markdown([r])
+    assert "on d0, slow exceeded the budget (§) at some h, scored there as the expected" in over
+    # the pairwise tests see the same paired scores as the Friedman ranks
+    pairs = answer.pairwise_results([r])[("label_free", "acc")]
+    row = pairs[(pairs["a"] == "slow") & (pairs["b"] == "a")].iloc[0]
+    diff = (r.scores["slow"] - r.scores["a"]).to_numpy()
+    assert row["p"] == pytest.approx(paired.signed_rank(diff)[1])
+    assert row["wins"] == int((diff > 0).sum())
+    # and so do the reference tests, the Bayesian one included (its inputs captured)
+    seen: dict[str, list] = {}
+
+    def capture(x, y, **kw):
+        seen.setdefault(str(x.name), list(x))
+        return (0.0, 0.0, 1.0)
+
+    monkeypatch.setattr(paired, "bayes_signed_rank", capture)
+    res = references.reference_tests(t, "label_free", "acc", bayes=True, cells=r.cells.index)
+    assert res.loc["slow", "rand_n"] == 6
+    rdiff = (r.scores["slow"] - 0.5).to_numpy()
+    assert res.loc["slow", "rand_W"] == pytest.approx(paired.signed_rank(rdiff)[0])
+    assert seen["slow"] == pytest.approx(list(r.scores["slow"]))
+    # complete cases instead (the sensitivity view): d0's h = 5 is left out for everyone
+    cc = views.View(
+        "cc", "complete cases", one_per_family=False, simulations=True, impute_budget=False
+    )
+    r2 = ranking.rank_methods(t, "label_free", "acc", view=cc)
+    assert r2.n == 6 and r2.partial_support == {"d0": ["slow"]} and not r2.imputed
+    assert r2.scores.loc["d0", "slow"] == pytest.approx(0.95)
+    assert r2.scores.loc["d0", "a"] == pytest.approx(0.9)
 
     import matplotlib.pyplot as plt
 
@@ -372,30 +406,28 @@ def test_a_method_over_the_budget_is_ranked_last_not_dropped(tmp_path, monkeypat
     monkeypatch.setattr(plt, "close", grab)
     ranking.plot_cd(r, tmp_path / "cd.png")
     assert any(t.startswith("slow§ (") for t in texts)
-    assert any("§ fits over the compute budget" in t for t in texts)
 
 
-def test_methods_over_the_budget_share_the_last_ranks():
-    s = {f"d{i}": {"a": 0.9, "b": 0.8, "x": 0.7, "y": 0.6} for i in range(3)}
-    s["d0"].update(x=None, y=None)
+def test_without_a_random_reference_a_budget_cell_is_missing_like_any_other():
+    """Nothing to impute with: complete cases (the data set is dropped and listed)."""
+    s = {f"d{i}": {"a": 0.9, "b": 0.8, "x": 0.7} for i in range(3)}
+    s["d0"].update(x=None)
     r = ranking.rank_methods(_tables(s), "label_free", "acc")
-    assert r.ranks.loc["d0", ["a", "b", "x", "y"]].tolist() == [1.0, 2.0, 3.5, 3.5]
-    assert r.budget_ranked_last == {"x": ["d0"], "y": ["d0"]}
+    assert r.dropped_datasets == {"d0": ["x"]} and list(r.scores.index) == ["d1", "d2"]
 
 
 def test_other_missing_scores_keep_the_drop_rule():
     t = _tables(
         {
-            "d0": {"a": 0.9, "b": 0.8, "c": None},
+            "d0": {"a": 0.9, "b": 0.8, "c": 0.85},
             "d1": {"a": 0.9, "b": 0.7, "c": 0.8},
             "d2": {"a": 0.6, "b": 0.7, "c": 0.8},
         }
     )
     t = t[~((t["dataset"] == "d1") & (t["method"] == "b"))]  # no rows: not a budget case
     r = ranking.rank_methods(t, "label_free", "acc")
-    assert r.dropped_datasets == {"d1": ["b"]}
-    assert r.budget_ranked_last == {"c": ["d0"]} and list(r.scores.index) == ["d0", "d2"]
-    # a method over the budget everywhere stays in, last on every data set
+    assert r.dropped_datasets == {"d1": ["b"]} and list(r.scores.index) == ["d0", "d2"]
+    # fewer than two data sets would remain: the method is dropped instead
     s = {f"d{i}": {"a": 0.9 - i / 10, "b": 0.5, "never": None} for i in range(3)}
     r = ranking.rank_methods(_tables(s), "label_free", "acc")
-    assert (r.ranks["never"] == 3).all() and r.avg_rank.index[-1] == "never"
+    assert r.dropped_methods == {"never": ["d0", "d1", "d2"]} and r.n == 3

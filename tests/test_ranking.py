@@ -119,7 +119,9 @@ def test_missing_method_drops_the_dataset_and_says_so():
     r = ranking.rank_methods(_tables(s), "label_free", "acc")
     assert list(r.scores.index) == ["d0", "d1", "d3"]
     assert r.dropped_datasets == {"d2": ["b"]} and not r.dropped_methods
-    assert "data set d2 dropped (no score for b)" in ranking.overview_markdown([r])
+    assert "data set d2 dropped (no h where b and the other methods all have a result)" in (
+        ranking.overview_markdown([r])
+    )
 
 
 def test_missing_method_is_dropped_when_too_few_datasets_would_remain():

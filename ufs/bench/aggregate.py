@@ -792,8 +792,8 @@ def write_summary(
     end-of-run warning, if any."""
     import os
 
-    from . import ranking, references
-    from .answer import support_lines
+    from . import ranking, references, views
+    from .answer import pairwise_results, support_lines
     from .html import page
     from .latex import rank_table
 
@@ -801,7 +801,8 @@ def write_summary(
     write_json(out_timing, timing)
     tables = pd.concat([pd.read_csv(t) for t in tables_csv], ignore_index=True)
     choices = {"min_h_values": min_h_values, "include_variants": include_variants}
-    results = ranking.rank_all(tables, alpha=alpha, **choices)
+    view = views.FAMILIES
+    results = ranking.rank_all(tables, alpha=alpha, view=view, **choices)
     for r in results:
         ranking.plot_cd(r, cd_figures[(r.protocol, r.metric)], vector=True)
     write_text(out_tex or Path(out_md).with_name(RANK_TABLE_TEX), rank_table(results))
@@ -809,7 +810,10 @@ def write_summary(
     report = failure_report(counts, out_md)
     write_json(out_status, report)
     figdir = os.path.relpath(Path(next(iter(cd_figures.values()))).parent, Path(out_md).parent)
-    tests = references.all_reference_tests(tables, alpha=alpha, **choices)
+    tests = references.all_reference_tests(
+        tables, alpha=alpha, view=view, results=results, **choices
+    )
+    pairs = pairwise_results(results, families_of=view)
     per_dataset = []
     for t in tables_csv:
         sel = pd.read_csv(t, dtype={"h_label": str})
@@ -828,7 +832,17 @@ def write_summary(
         "are ranked; references and declared variants are shown apart. Marks and units: "
         "*Legend*, at the end.",
         "",
-        *support_lines(results, tests, TABLE_PROTOCOLS),  # the answer, in words
+        *support_lines(
+            results,
+            tests,
+            TABLE_PROTOCOLS,
+            pairs,
+            intro=(
+                "Data sets drawn from one source count once (the median of their members' "
+                "scores; `ufs.bench.views.DATASET_FAMILIES`); every line uses one N for all "
+                "its tests."
+            ),
+        ),  # the answer, in words
         ranking.overview_markdown(results, figure_dir=figdir),
         references.references_markdown(tables, alpha=alpha, tests=tests, **choices),
         failure_markdown(counts),

@@ -25,9 +25,9 @@ import numpy as np
 import pandas as pd
 
 from ..fileio import read_json, write_text
-from . import ranking, references
+from . import flag_causes, ranking, references, sensitivity, views
 from .aggregate import FLAGGED, degenerate_fits, fit_records
-from .answer import TITLES, support_lines
+from .answer import TITLES, pairwise_results, support_lines
 from .config import REPLICATE_SEP
 from .status import STATUS_MARK
 
@@ -430,6 +430,24 @@ def _protocol_section() -> list[str]:
         "of `evaluation.reference_draws` independent random subsets per h, never one draw) "
         "and `max_variance`; bounds a method must beat, shown apart, never ranked.",
         "",
+        "**Where the labels enter**, in every protocol: (1) the number of clusters k is the "
+        "true number of classes, given to every method that needs one and to the k-means of "
+        "the evaluation (the convention of the UFS literature; the same for every method); "
+        "(2) the evaluation (ACC, NMI against the labels); (3) GOLFS's label-free defaults "
+        "were chosen by a scan on the simulation `golfs_sim1` against its planted features "
+        "(`docs/methods.md`, GOLFS), which is why the simulations are reported apart and "
+        "never ranked in the primary view; (4) the label-tuned protocol's choice of setting. "
+        "Nothing else (h included) is chosen with the labels.",
+        "",
+        "**Input spaces** (one rule for the primary ranking): each method receives the "
+        "matrix its registry entry declares — the authors' space where the paper or the "
+        "authors' code fixes one (GOLFS raw and centred; DGUFS and LRPFS min-max scaled to "
+        "[0, 1], as the authors' code feeds them), z-scores otherwise. SPCAFS's paper says "
+        'only "normalized data"; `spcafs` reads it as z-scores, `spcafs_raw` (the reading '
+        "that reproduces the paper's numbers, `docs/methods.md`) is a declared variant: the "
+        "sensitivity view *spcafs_raw* ranks it in SPCAFS's place, and *Input scaling* below "
+        "runs the seed methods on each other's spaces.",
+        "",
     ]
 
 
@@ -468,23 +486,15 @@ def _stats_rows(results: list[ranking.RankResult], figures: dict) -> list[list[s
     return rows
 
 
-def _last_text(last: dict[str, list[str]]) -> str:
-    """``RankResult.budget_ranked_last`` (method → data sets) in words."""
-    return "; ".join(f"`{m}` on {', '.join(ds)}" for m, ds in last.items())
-
-
 def _rank_notes(results: list[ranking.RankResult]) -> list[str]:
-    def budget(what: str, last: dict[str, Any], name) -> list[str]:
-        return [f"- {what}: ranked last for exceeding the budget: {_last_text(last)}."]
-
-    lines = ranking.rank_notes(results, titles=TITLES, name=lambda n: f"`{n}`", budget_lines=budget)
+    lines = ranking.rank_notes(results, titles=TITLES, name=lambda n: f"`{n}`")
     return lines + ([""] if lines else [])
 
 
 def _ranks_section(
     results: list[ranking.RankResult], img_dir: Path, out_md: Path, plots: bool
 ) -> list[str]:
-    lines = ["## Average ranks across data sets", ""]
+    lines = ["## Average ranks across data sets (primary view)", ""]
     results = _ordered(results)
     if not results:
         return lines + ["No method has a score under any protocol.", ""]
@@ -506,6 +516,14 @@ def _ranks_section(
     header += [f"CD (α = {alpha:g})", "CD diagram"]
     lines += _table(header, _stats_rows(results, figures), right=set(range(2, 9)))
     lines += _rank_notes(results)
+    lines += [
+        "The CD diagrams below are pictures of the average ranks (Nemenyi's critical "
+        "difference drawn as a bar); mean ranks depend on which other methods are compared "
+        "(Benavoli, Corani & Mangili, JMLR 2016), so they decide no pair: the pairs are "
+        "decided by the all-pairs Wilcoxon–Holm tests (*Which pairs the paired tests "
+        "order*). Bold names are the seed papers' methods.",
+        "",
+    ]
     for r in results:
         fig = figures[(r.protocol, r.metric)]
         lines += [f"![CD diagram, {TITLES[r.protocol]} {r.metric.upper()}]({fig})", ""]
@@ -534,17 +552,30 @@ def _pick(ranked: pd.Series, i: int) -> tuple[Any, float]:
 
 def best_per_dataset(run: Run, protocol: str, metric: str) -> pd.DataFrame:
     """Per data set: best and runner-up method (mean-over-h score; ``all_features`` and
-    budget-exceeded methods excluded) and the ``all_features`` reference score."""
+    budget-exceeded methods excluded), their fit statuses, the methods tied with the best
+    (equal scores: ``best_ties``, the best included) and the ``all_features`` score."""
     scores, status = _scores(run, protocol, metric)
     roles = ranking.method_roles(run.tables)
     rows = []
     for d in scores.index:
         ranked = _candidates(scores.loc[d], status.loc[d], roles)
         (best, b), (second, s) = _pick(ranked, 0), _pick(ranked, 1)
+        ties = (
+            sorted(
+                str(m) for m in ranked.index[np.isclose(ranked.to_numpy(), b, rtol=0, atol=1e-12)]
+            )
+            if best is not None
+            else []
+        )
+        if len(ties) > 1:  # the runner-up is the best score not tied with the best
+            rest = ranked[~ranked.index.isin(ties)]
+            (second, s) = _pick(rest, 0)
         ref = scores.loc[d].get(REFERENCE, np.nan)
         rows.append(
             {"dataset": d, "best": best, "best_score": b, "runner_up": second}
-            | {"runner_up_score": s, "reference": ref}
+            | {"runner_up_score": s, "reference": ref, "best_ties": ties}
+            | {"best_status": status.loc[d].get(best, "ok") if best is not None else "ok"}
+            | {"runner_up_status": status.loc[d].get(second, "ok") if second is not None else "ok"}
         )
     return pd.DataFrame(rows)
 
@@ -553,7 +584,9 @@ def _best_section(run: Run) -> list[str]:
     lines = [
         "## Best per data set",
         "",
-        "Best and runner-up competitor by the mean over h of the mean over restarts (%); "
+        "Best and runner-up competitor by the mean over h of the mean over restarts (%), with "
+        "the marks of the fits behind them (a flagged best is a flagged number); methods with "
+        "exactly equal scores are all named (`a` = `b`: a tie, no best); "
         f"`{REFERENCE}` (no selection) is the reference beside them, not a candidate (nor are "
         "the other references and the declared variants); a method over the budget "
         f"({STATUS_MARK[BUDGET]}) is not a candidate on that data set. A best method here is "
@@ -569,10 +602,15 @@ def _best_section(run: Run) -> list[str]:
                 if d not in tabs[p].index:
                     continue
                 r = tabs[p].loc[d]
+                ties = list(r["best_ties"])
+                if len(ties) > 1:
+                    best = [" = ".join(f"`{m}`" for m in ties), _pct(r["best_score"])]
+                else:
+                    best = _named(r["best"], r["best_score"], r["best_status"])
                 rows.append(
                     [f"{d} ({_shape(run, d)})", TITLES[p]]
-                    + _named(r["best"], r["best_score"])
-                    + _named(r["runner_up"], r["runner_up_score"])
+                    + best
+                    + _named(r["runner_up"], r["runner_up_score"], r["runner_up_status"])
                     + [_pct(r["reference"])]
                 )
         header = ["data set (n × p, classes)", "protocol", "best", metric.upper()]
@@ -581,8 +619,10 @@ def _best_section(run: Run) -> list[str]:
     return lines
 
 
-def _named(method: Any, score: float) -> list[str]:
-    return ["–", "–"] if method is None or pd.isna(method) else [f"`{method}`", _pct(score)]
+def _named(method: Any, score: float, status: Any = "ok") -> list[str]:
+    if method is None or pd.isna(method):
+        return ["–", "–"]
+    return [f"`{method}`", _pct(score) + _mark(status)]
 
 
 def _scores_section(run: Run) -> list[str]:
@@ -590,7 +630,7 @@ def _scores_section(run: Run) -> list[str]:
     lines = ["## Per data set scores (label-free ACC %)", ""]
     if scores.empty:
         return lines + ["The label-free protocol was not run.", ""]
-    res = ranking.rank_methods(run.tables, "label_free", "acc")
+    res = ranking.rank_methods(run.tables, "label_free", "acc", view=views.PRIMARY)
     roles = ranking.method_roles(run.tables)
     order = [m for m in res.avg_rank.index if m in scores.columns]
     rest = sorted(set(scores.columns) - set(order))
@@ -637,10 +677,11 @@ def _legend() -> str:
 
 
 def label_gap(run: Run) -> pd.DataFrame:
-    """Per method: mean over the data sets with both protocols (neither over the budget) of
-    label-tuned − label-free ACC and NMI (fractions), their count, the average ACC rank
-    under each protocol and the number of grid settings tuned over."""
-    results = {(r.protocol, r.metric): r for r in ranking.rank_all(run.tables)}
+    """Per method: mean over the real data sets with both protocols (neither over the
+    budget; simulations apart, as in the primary view) of label-tuned − label-free ACC and
+    NMI (fractions), their count, the primary view's average ACC rank under each protocol
+    and the number of grid settings tuned over."""
+    results = {(r.protocol, r.metric): r for r in ranking.rank_all(run.tables, view=views.PRIMARY)}
     gaps: dict[str, dict[str, Any]] = {}
     for metric in ranking.METRICS:
         lf, lfs = _scores(run, "label_free", metric)
@@ -650,7 +691,8 @@ def label_gap(run: Run) -> pd.DataFrame:
             keep = [
                 d
                 for d in both
-                if not (pd.isna(lf.loc[d, m]) or pd.isna(tu.loc[d, m]))
+                if not views.is_simulation(str(d))
+                and not (pd.isna(lf.loc[d, m]) or pd.isna(tu.loc[d, m]))
                 and BUDGET not in (lfs.loc[d, m], tus.loc[d, m])
             ]
             diff = (tu.loc[keep, m] - lf.loc[keep, m]).to_numpy(dtype=float)
@@ -674,9 +716,11 @@ def _gap_section(run: Run) -> list[str]:
     if "oracle" not in run.protocols:
         return lines + ["The label-tuned protocol was not run: no gap to report.", ""]
     lines += [
-        "Mean over the data sets (N) of label-tuned minus label-free score, in percentage "
-        "points; a large gap means the method's published numbers rest on tuning with the "
-        "labels. Average ACC ranks under each protocol; grid settings tuned over per h.",
+        "Mean over the real data sets (N; the simulations apart) of label-tuned minus "
+        "label-free score, in percentage points; a large gap means the method's published "
+        "numbers rest on tuning with the labels. A description, not a test: with N this small "
+        "no paired test could call a gap significant (*What these N can show*). Average ACC "
+        "ranks of the primary view under each protocol; grid settings tuned over per h.",
         "",
     ]
     rows = [
@@ -902,14 +946,39 @@ def _failures_section(run: Run) -> list[str]:
     header = ["method", "fits", "† not converged", "‡ diverged", "§ budget exceeded"]
     header += ["◊ degenerate", "on"]
     lines += _table(header, rows, right={1, 2, 3, 4, 5})
-    return lines + _budget_by_dataset(run)
+    return lines + _causes_lines(bad, run) + _budget_by_dataset(run)
+
+
+def _causes_lines(bad: pd.DataFrame, run: Run) -> list[str]:
+    """The measured cause of each method's flags (:mod:`ufs.bench.flag_causes`); a method
+    flagged on more than a quarter of the data sets without one is named as such."""
+    n_data = max(1, len(run.datasets))
+    lines = [
+        "**Why they are flagged** (measured; a paragraph per method in `docs/methods.md`, "
+        "tables in `benchmarks/flag_causes/`):",
+        "",
+    ]
+    for _, r in bad.iterrows():
+        m = r["method"]
+        on = set()
+        for s in ("not_converged", "degenerate", "diverged"):
+            on |= set(r[f"{s}_on"])
+        cause = flag_causes.FLAG_CAUSES.get(m)
+        if cause is not None:
+            lines.append(
+                f"- `{m}` ({len(on)} of {n_data} data sets): "
+                f"{flag_causes.CAUSE_KINDS[cause.kind]} — {cause.finding} (`{cause.script}`)."
+            )
+        elif len(on) > n_data / 4:
+            lines.append(f"- `{m}` ({len(on)} of {n_data} data sets): **no measured cause yet**.")
+    return lines + [""] if len(lines) > 2 else []
 
 
 def _budget_by_dataset(run: Run) -> list[str]:
     over = run.fits[run.fits["status"] == BUDGET]
     if over.empty:
         return []
-    lines = ["Budget exceeded, by data set (ranked last there):", ""]
+    lines = ["Budget exceeded, by data set (scored as the expected random subset at those h):", ""]
     for d in [d for d in run.datasets if d in set(over["dataset"])]:
         g = over[over["dataset"] == d].groupby("method")
         parts = []
@@ -927,12 +996,11 @@ def _reading(run: Run, alpha: float) -> list[str]:
         "## Reading this",
         "",
         f"A score is the mean over the data set's h grid of the mean over {restarts} k-means "
-        "restarts (ACC, NMI in %). Ranks: 1 = best, per data set (ties averaged), then "
-        "averaged over the data sets; a method that exceeded the per-fit budget on a data "
-        f"set ({STATUS_MARK[BUDGET]}) is ranked last there (this project's convention: dropping the data set instead would let the slowest method decide which data sets count; the tests are Demšar's, JMLR 7, 2006). "
-        "The Friedman test asks whether all methods are equivalent; CD is the Nemenyi "
-        f"critical difference at α = {alpha:g}: methods whose average ranks differ by less "
-        "than CD are not significantly different (joined by a bar in the diagrams). " + _legend(),
+        "restarts (ACC, NMI in %). Ranks: 1 = best, per data set or family (ties averaged), "
+        "then averaged. Missing results: " + views.MISSING_DATA_RULE + " The Friedman test "
+        "asks whether all methods are equivalent (Demšar, JMLR 7, 2006); where it rejects, "
+        "the all-pairs Wilcoxon signed-rank tests with Holm's correction say which pairs "
+        f"differ at α = {alpha:g}; the Nemenyi CD in the diagrams is a picture. " + _legend(),
         "",
     ]
 
@@ -946,6 +1014,135 @@ def _scaling_section(run: Run, scaling_dir: str | Path | None) -> list[str]:
     tables = load_scaling_tables(run.tables, scaling_dir)
     tables = tables[tables["dataset"].isin(run.datasets)]
     return [scaling_markdown(tables), ""]
+
+
+# -- the primary view, its resolution, its pairs (issue 37) ---------------------------
+
+
+def _view_intro(results: list[ranking.RankResult]) -> str:
+    """What the verdicts below are computed on: the primary view in words."""
+    r = next((r for r in results if not r.avg_rank.empty), None)
+    if r is None:
+        return ""
+    fams = "; ".join(f"{f}: {', '.join(ms)}" for f, ms in sorted(r.families.items()))
+    sims = ", ".join(r.simulations) or "none"
+    return (
+        f"**Primary view** ({views.PRIMARY.title}): data sets drawn from one source count "
+        f"once, by the median of their members' scores ({fams or 'no family has two members here'}); "
+        f"the simulations ({sims}) are reported apart (*Simulations*), never ranked. Every "
+        "line below uses one N for all its tests. How each verdict moves under other rules: "
+        "*How the verdicts move with the rules*."
+    )
+
+
+def _resolution_lines(results: list[ranking.RankResult]) -> list[str]:
+    from .answer import resolution_sentence
+
+    lines = []
+    seen = set()
+    for r in _ordered(results):
+        key = (r.protocol, r.k, r.n)
+        if key in seen or not r.applicable:
+            continue
+        seen.add(key)
+        unit = "families" if r.families else "data sets"
+        lines.append(f"- {TITLES[r.protocol]}: " + resolution_sentence(r.k, r.n, r.alpha, unit))
+    if not lines:
+        return []
+    return ["**What these N can show**, per protocol:", "", *lines, ""]
+
+
+def _pairs_section(results: list[ranking.RankResult], pairs: dict) -> list[str]:
+    lines = [
+        "## Which pairs the paired tests order",
+        "",
+        "All pairs of competitors, per protocol and metric, on the primary view's data: "
+        "Wilcoxon signed-rank test of the paired scores (two-sided), Holm-corrected over all "
+        "the pairs; W/T/L of the first method; the median difference (points) with a "
+        "bootstrap 95 % CI. Listed: the pairs ordered at α (only where the Friedman test "
+        "rejects); every other pair cannot be ordered by these data.",
+        "",
+    ]
+    for r in _ordered(results):
+        t = pairs.get((r.protocol, r.metric))
+        if t is None or t.empty:
+            continue
+        rejects = r.applicable and r.pvalue < r.alpha
+        part = t[t["ordered"]] if rejects else t.iloc[0:0]
+        head = f"**{TITLES[r.protocol]} {r.metric.upper()}** ({len(part)} of {len(t)} pairs ordered"
+        if not rejects:
+            head += "; the Friedman test does not reject, no pair is tested further"
+        lines += [head + ")", ""]
+        if part.empty:
+            continue
+        rows = [
+            [
+                f"`{x['a']}`",
+                f"`{x['b']}`",
+                str(int(x["n"])),
+                f"{int(x['wins'])}/{int(x['ties'])}/{int(x['losses'])}",
+                f"{_pp(x['median_diff'])} [{_pp(x['ci_low'])}, {_pp(x['ci_high'])}]",
+                _p(x["p_holm"]),
+            ]
+            for _, x in part.iterrows()
+        ]
+        header = ["better", "worse", "N", "W/T/L", "median diff [95 % CI]", "p (Holm)"]
+        lines += _table(header, rows, right={2, 5})
+    return lines
+
+
+def _p(x: float) -> str:
+    return "–" if pd.isna(x) else (f"{x:.2g}" if x >= 1e-3 else f"{x:.0e}")
+
+
+def _simulations_section(run: Run) -> list[str]:
+    sims = [d for d in run.datasets if views.is_simulation(d)]
+    if not sims:
+        return []
+    lines = [
+        "## Simulations (reported apart, not ranked)",
+        "",
+        "Generated data sets with planted features (GOLFS's Examples 1 and 2): a model one "
+        "method was designed for, and `golfs_sim2` plants a raw-variance signal that z-scoring "
+        "removes (every method on z-scores scores near chance there, GOLFS, on raw input, far "
+        "above). GOLFS's label-free defaults were chosen on `golfs_sim1`. Label-free ACC % "
+        "(mean over h); TP: planted features among the selected, at the largest h.",
+        "",
+    ]
+    scores, status = _scores(run, "label_free", "acc")
+    roles = ranking.method_roles(run.tables)
+    methods = [m for m in scores.columns if roles.get(m, "method") == "method"]
+    methods += [m for m in scores.columns if roles.get(m) == "reference"]
+    tp = _true_positives(run, sims)
+    rows = []
+    for m in methods:
+        cells = [f"`{m}`"]
+        for d in sims:
+            x = scores.loc[d, m] if d in scores.index else np.nan
+            st = status.loc[d, m] if d in status.index else "ok"
+            cells.append(_pct(x) + _mark(st))
+            cells.append(tp.get((d, m), "–"))
+        rows.append(cells)
+    header = ["method"]
+    for d in sims:
+        header += [f"{d} ACC", f"{d} TP"]
+    return lines + _table(header, rows, right=set(range(1, 1 + 2 * len(sims))))
+
+
+def _true_positives(run: Run, sims: list[str]) -> dict[tuple[str, str], str]:
+    """(data set, method) → planted features found at the largest h (label-free rows)."""
+    t = run.tables
+    if "tp" not in t:
+        return {}
+    part = t[(t["protocol"] == "label_free") & t["dataset"].isin(sims) & t["tp"].notna()]
+    out = {}
+    for (d, m), g in part.groupby(["dataset", "method"]):
+        g = g[pd.to_numeric(g["h"], errors="coerce").notna()]
+        if g.empty:
+            continue
+        top = g.loc[pd.to_numeric(g["h"]).idxmax()]
+        out[(d, m)] = f"{float(top['tp']):.1f}"
+    return out
 
 
 # -- the report ------------------------------------------------------------------------
@@ -972,16 +1169,23 @@ def benchmark_report(
     out_md, img_dir = Path(out_md), Path(img_dir)
     run = load_run(results_dir, config_path)
     choices = {"include_variants": include_variants, "min_h_values": min_h_values}
-    results = ranking.rank_all(run.tables, **choices)
+    view = views.PRIMARY
+    results = ranking.rank_all(run.tables, view=view, **choices)
     alpha = results[0].alpha if results else 0.05
-    tests = references.all_reference_tests(run.tables, alpha=alpha, **choices)
+    tests = references.all_reference_tests(
+        run.tables, alpha=alpha, view=view, results=results, **choices
+    )
+    pairs = pairwise_results(results, families_of=view)
     parts = [
         "# UFS-bench: every method on every data set",
         "",
         f"Generated by `ufs benchmark-report` from {source or f'`{results_dir}`'}; "
         "do not edit by hand.",
         "",
-        *support_lines(results, tests, run.protocols),  # the answer first (issues 24, 27)
+        *support_lines(results, tests, run.protocols, pairs, intro=_view_intro(results)),
+        *_resolution_lines(results),
+        *sensitivity.sensitivity_markdown(run.tables, alpha=alpha, min_h_values=min_h_values),
+        *_pairs_section(results, pairs),
         *_scope_section(run),
         *([f"**How this run was made:** {note}", ""] if note else []),
         *_protocol_section(),
@@ -989,6 +1193,7 @@ def benchmark_report(
         references.references_markdown(
             run.tables, alpha=alpha, name=lambda m: f"`{m}`", tests=tests, **choices
         ),
+        *_simulations_section(run),
         *_best_section(run),
         *_scaling_section(run, input_scaling),
         *_scores_section(run),

@@ -373,6 +373,6 @@ def _rank_notes(cols, status_legend: str) -> list[str]:
     if statuses & set(MARKS):
         notes.append(
             escape(status_legend)
-            + " A method whose fits exceeded the budget on a data set is ranked last there."
+            + " A fit over the budget scores the expected random subset at its (data set, h)."
         )
     return notes

@@ -47,6 +47,7 @@ __all__ = [
     "random_percentiles",
     "best_of_g",
     "best_of_g_scores",
+    "best_of_g_cells",
     "detectable",
     "Detectable",
     "ROPE",
@@ -247,6 +248,21 @@ def best_of_g_scores(
         ]
         out[d] = float(np.mean(per_h))
     return pd.Series(out, dtype=float)
+
+
+def best_of_g_cells(tables: pd.DataFrame, metric: str, g: int, method: str = "random") -> pd.Series:
+    """Per (data set, h) cell: :func:`best_of_g` of ``method``'s draws (chosen on the
+    even restarts, reported on the odd ones, as the label-tuned protocol); the index as
+    :func:`ufs.bench.views.cell_table`'s."""
+    part = tables[(tables["protocol"] == "draw") & (tables["method"] == method)]
+    out = {
+        (d, str(h)): best_of_g(gh[f"{metric}_half_a"], gh[f"{metric}_half_b"], g)
+        for (d, h), gh in part.groupby(["dataset", "h_label"])
+    }
+    s = pd.Series(out, dtype=float)
+    if not s.empty:
+        s.index.names = ["dataset", "h"]
+    return s
 
 
 @dataclass(frozen=True)

@@ -28,18 +28,18 @@ enter the omnibus test; declared **variants** (``kmeans_ufs_exact``, ``spcafs_ra
 grid has fewer than ``min_h_values`` values (default 3) is flagged and left out (its
 rank would be decided by one or two h); both are reported.
 
-Missing scores: the comparison needs every method on every data set.
+Missing results (issue 37: one rule for every test, :data:`ufs.bench.views.MISSING_DATA_RULE`):
+a fit over the compute budget scores the expected random subset of its (data set, h) cell
+(``imputed``: data set → those methods; marked ``§``); otherwise the comparison uses the
+(data set, h) cells where every compared method has a result (``cells``: every test of the
+comparison uses them), a data set's score is the mean over those h, and a data set where
+the methods share no h is dropped (``dropped_datasets``); if fewer than two data sets
+would remain, the methods missing somewhere are dropped instead (``dropped_methods``).
+Data sets whose h were cut that way are reported (``partial_support``).
 
-* A method whose fits on a data set exceeded the compute budget (status
-  ``budget_exceeded`` at any ``h``: it has no score there, :mod:`ufs.bench.budget`) is
-  **ranked last** on that data set (our choice: a method that cannot produce a result
-  within the budget is worse than every one that can; dropping the data set instead would
-  let the slowest method decide which data sets count); several such methods share the
-  average of the last ranks (the score counts as ``-inf``). The pairs are reported
-  (``budget_ranked_last``) and marked ``§``.
-* Otherwise, data sets on which a compared method has no score are dropped; if fewer than
-  two data sets would remain, the methods missing somewhere are dropped instead. Both are
-  reported (``dropped_datasets``, ``dropped_methods``).
+Families (issue 37): with a :class:`ufs.bench.views.View` that counts one data set per
+family, the rows are families (the median over the members' scores) and simulations may be
+left out; the result records the view and the families' members.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from . import views
 from .status import STATUS_MARK, worst
 
 __all__ = [
@@ -97,13 +98,26 @@ class RankResult:
     groups: list[list[str]] = field(default_factory=list)
     dropped_datasets: dict[str, list[str]] = field(default_factory=dict)  # → missing methods
     dropped_methods: dict[str, list[str]] = field(default_factory=dict)  # → missing on
-    # method → data sets where its fits exceeded the compute budget: ranked last there
-    budget_ranked_last: dict[str, list[str]] = field(default_factory=dict)
+    # data set → the methods without a result at some of its h: those h were left out
+    partial_support: dict[str, list[str]] = field(default_factory=dict)
+    # data set → the methods over the budget at some of its h: scored as random there
+    imputed: dict[str, list[str]] = field(default_factory=dict)
     note: str = ""  # why the test is not applicable, if it is not
     #: methods left out of the omnibus test → their role (references, variants)
     excluded: dict[str, str] = field(default_factory=dict)
     #: data sets left out because their h grid is thin → its number of h values
     thin_datasets: dict[str, int] = field(default_factory=dict)
+    #: the view's key (``ufs.bench.views.View``; "" = every data set counts once)
+    view: str = ""
+    #: row of ``scores`` (a family) → its member data sets, where a family has several
+    families: dict[str, list[str]] = field(default_factory=dict)
+    #: simulated data sets the view leaves out of this comparison
+    simulations: list[str] = field(default_factory=list)
+    #: methods the view leaves out → why
+    left_out: dict[str, str] = field(default_factory=dict)
+    #: the (data set, h) cells every compared method has a result on: the cells every
+    #: test of this comparison uses (one missing-data rule, one N per view)
+    cells: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def k(self) -> int:
@@ -150,11 +164,6 @@ def dataset_scores(
     return scores.mask(status == "budget_exceeded"), status
 
 
-def _ranked_last(scores: pd.DataFrame, status: pd.DataFrame) -> pd.DataFrame:
-    """Data sets × methods: no score because the fits exceeded the compute budget."""
-    return scores.isna() & (status.reindex_like(scores) == "budget_exceeded")
-
-
 def rank_table(scores: pd.DataFrame) -> pd.DataFrame:
     """Ranks within each data set (row): 1 = highest score, ties averaged; a NaN score
     (budget exceeded) counts as ``-inf``: last, sharing the last ranks with other NaN."""
@@ -177,7 +186,7 @@ def nemenyi_cd(k: int, n: int, alpha: float = 0.05) -> float:
 
 def friedman(scores: pd.DataFrame) -> tuple[float, float, float, float]:
     """Friedman χ² and p (scipy), Iman-Davenport ``F`` and p on a data sets × methods table
-    (a NaN score, budget exceeded, counts as ``-inf``: ranked last, as in :func:`rank_table`)."""
+    (a NaN score counts as ``-inf``: ranked last, as in :func:`rank_table`)."""
     n, k = scores.shape
     if k < 3 or n < 2:
         raise ValueError(
@@ -209,27 +218,6 @@ def cliques(avg_rank: pd.Series, cd: float) -> list[list[str]]:
             out.append(names[i : j + 1])
             last_end = j
     return out
-
-
-def _complete_cases(scores: pd.DataFrame, ranked_last: pd.DataFrame | None = None):
-    """Drop data sets (or, if fewer than two would remain, methods) with missing scores;
-    a score missing where ``ranked_last`` is true (budget exceeded) is kept (as NaN)."""
-    missing = scores.isna()
-    if ranked_last is not None:
-        missing &= ~ranked_last.reindex_like(scores).fillna(False).astype(bool)
-    present = ~missing.all(axis=0)  # the others are absent from this protocol
-    scores, missing = scores.loc[:, present], missing.loc[:, present]
-    if not missing.any().any():
-        return scores, {}, {}
-    keep_rows = ~missing.any(axis=1)
-    if keep_rows.sum() >= 2:
-        dropped = {
-            d: sorted(scores.columns[missing.loc[d]].tolist()) for d in scores.index[~keep_rows]
-        }
-        return scores[keep_rows], dropped, {}
-    keep_cols = ~missing.any(axis=0)
-    dropped = {m: sorted(scores.index[missing[m]].tolist()) for m in scores.columns[~keep_cols]}
-    return scores.loc[:, keep_cols], {}, dropped
 
 
 def method_roles(tables: pd.DataFrame) -> pd.Series:
@@ -279,22 +267,68 @@ def rank_methods(
     h_aggregate: str = "mean",
     include_variants: bool = False,
     min_h_values: int = 3,
+    view=None,
 ) -> RankResult:
     """Average ranks, Friedman test and Nemenyi CD of one protocol and metric, over the
     competitors (:func:`competitors`) on the data sets with at least ``min_h_values``
-    values of h."""
+    values of h, under the missing-data rule (module docstring) and ``view``
+    (:class:`ufs.bench.views.View`; None: every data set counts once). ``h_aggregate``
+    ``"max"`` scores a data set by its best shared h instead of the mean."""
+    if h_aggregate not in ("mean", "max"):
+        raise ValueError(f"h_aggregate must be 'mean' or 'max'; got {h_aggregate!r}")
+    left_out: dict[str, str] = {}
+    sims: list[str] = []
+    if view is not None:
+        before = set(tables["dataset"].unique())
+        tables, left_out = view.apply(tables)
+        sims = sorted(str(d) for d in before - set(tables["dataset"].unique()))
+    every = tables
     tables, excluded, thin = competitors(
         tables, include_variants=include_variants, min_h_values=min_h_values
     )
-    raw, status = dataset_scores(tables, protocol, metric, h_aggregate)
-    last = _ranked_last(raw, status)
-    scores, dropped_d, dropped_m = _complete_cases(raw, last)
-    status = status.reindex(index=scores.index, columns=scores.columns) if len(raw) else status
-    last = last.reindex(index=scores.index, columns=scores.columns, fill_value=False)
-    budget_last = {
-        m: sorted(scores.index[last[m].to_numpy(dtype=bool)].tolist())
-        for m in scores.columns
-        if last[m].any()
+    impute = view.impute_budget if view is not None else True
+    values, cell_status = views.cell_table(
+        tables, protocol, metric, impute_budget=impute, reference_rows=every
+    )
+    present = [m for m in values.columns if values[m].notna().any()]
+    # a method without a single result (over the budget everywhere) is dropped, and said
+    never = {
+        str(m): sorted({str(d) for d in values.index.get_level_values("dataset")})
+        for m in values.columns
+        if m not in present and (cell_status[m] == "budget_exceeded").any()
+    }
+    values = values[present]
+    raw, dropped_d, dropped_m, partial, cells = _support(values, h_aggregate)
+    dropped_m = {**never, **dropped_m}
+    imputed: dict[str, list[str]] = {}
+    if not values.empty:
+        budget = (cell_status.reindex_like(values) == "budget_exceeded") & values.notna()
+        imputed = {
+            str(d): sorted(str(m) for m in b.columns[b.any(axis=0)])
+            for d, b in budget.groupby(level="dataset")
+            if b.to_numpy().any() and str(d) not in dropped_d
+        }
+    families = view.families() if view is not None else None
+    members: dict[str, list[str]] = {}
+    if families is not None and not raw.empty:
+        for d in raw.index:
+            members.setdefault(families.get(str(d), str(d)), []).append(str(d))
+        members = {f: ds for f, ds in members.items() if len(ds) > 1}
+    scores = views.collapse_families(raw, families)
+    status = _row_status(cell_status, scores.columns, families)
+    status = status.reindex(index=scores.index, columns=scores.columns).fillna("ok")
+    extra = {
+        "dropped_datasets": dropped_d,
+        "dropped_methods": dropped_m,
+        "partial_support": partial,
+        "imputed": imputed,
+        "excluded": excluded,
+        "thin_datasets": thin,
+        "view": view.key if view is not None else "",
+        "families": members,
+        "simulations": sims,
+        "left_out": left_out,
+        "cells": cells,
     }
     n, k = scores.shape
     if n == 0 or k == 0:
@@ -306,12 +340,8 @@ def rank_methods(
             pd.Series(dtype=float),
             status,
             alpha,
-            dropped_datasets=dropped_d,
-            dropped_methods=dropped_m,
-            budget_ranked_last=budget_last,
             note="no method has a score under this protocol",
-            excluded=excluded,
-            thin_datasets=thin,
+            **extra,
         )
     ranks = rank_table(scores)
     avg = ranks.mean(axis=0).sort_values(kind="stable")
@@ -323,11 +353,7 @@ def rank_methods(
         avg,
         status[avg.index],
         alpha,
-        dropped_datasets=dropped_d,
-        dropped_methods=dropped_m,
-        budget_ranked_last=budget_last,
-        excluded=excluded,
-        thin_datasets=thin,
+        **extra,
     )
     if k < 3 or n < 2:
         res.note = (
@@ -341,6 +367,53 @@ def rank_methods(
     return res
 
 
+def _support(values: pd.DataFrame, h_aggregate: str):
+    """(data sets × methods scores, dropped data sets, dropped methods, partial support,
+    the complete cells) under the missing-data rule; methods are dropped instead of data
+    sets when fewer than two data sets would remain."""
+    if values.empty:
+        return pd.DataFrame(dtype=float), {}, {}, {}, values
+    methods = list(values.columns)
+    complete = values.notna().all(axis=1)
+    datasets = values.index.get_level_values("dataset").unique()
+    kept = values[complete].index.get_level_values("dataset").unique()
+    dropped_m: dict[str, list[str]] = {}
+    if len(kept) < 2 and len(datasets) >= 2:
+        has_all = values.notna().groupby(level="dataset").all()
+        keep_cols = has_all.all(axis=0)
+        dropped_m = {
+            m: sorted(str(d) for d in has_all.index[~has_all[m]])
+            for m in has_all.columns[~keep_cols]
+        }
+        methods = [m for m in methods if keep_cols[m]]
+        values = values[methods]
+        complete = values.notna().all(axis=1)
+    sub = values[complete]
+    g = sub.groupby(level="dataset", sort=True)
+    scores = g.mean() if h_aggregate == "mean" else g.max()
+    dropped_d, partial = {}, {}
+    for d, block in values.groupby(level="dataset", sort=True):
+        missing = sorted(str(m) for m in block.columns[block.isna().any(axis=0)])
+        if d not in scores.index:
+            dropped_d[str(d)] = missing
+        elif missing:
+            partial[str(d)] = missing
+    return scores, dropped_d, dropped_m, partial, sub
+
+
+def _row_status(cell_status: pd.DataFrame, methods, families) -> pd.DataFrame:
+    """Data sets (or families) × methods: the worst fit status behind each score."""
+    if cell_status.empty:
+        return pd.DataFrame(dtype=object)
+    st = cell_status.reindex(columns=list(methods))
+    by_d = st.groupby(level="dataset").agg(lambda c: worst(c.dropna()))
+    if families is not None:
+        fam = [families.get(str(d), str(d)) for d in by_d.index]
+        by_d = by_d.groupby(fam).agg(lambda c: worst(c.dropna()))
+        by_d.index.name = "dataset"
+    return by_d
+
+
 def rank_all(
     tables: pd.DataFrame,
     *,
@@ -348,6 +421,7 @@ def rank_all(
     h_aggregate: str = "mean",
     include_variants: bool = False,
     min_h_values: int = 3,
+    view=None,
 ) -> list[RankResult]:
     """:func:`rank_methods` for every protocol × metric (ACC, NMI)."""
     return [
@@ -359,6 +433,7 @@ def rank_all(
             h_aggregate=h_aggregate,
             include_variants=include_variants,
             min_h_values=min_h_values,
+            view=view,
         )
         for p in PROTOCOLS
         for m in METRICS
@@ -457,17 +532,18 @@ def overview_markdown(results: list[RankResult], figure_dir: str = "figures") ->
 #: the marks of the rank table (summary.md's legend)
 RANK_MARKS_LEGEND = (
     "† / ‡: at least one fit behind the method's scores did not converge / diverged; ◊: at "
-    "least one was degenerate, its answer decided by round-off or a trivial rule; §: the "
-    "method's fits exceeded the compute budget on some data set, where it has no score and is "
-    "ranked last there (this project's convention; dropping the data set would let the "
-    "slowest method decide which data sets count)."
+    "least one was degenerate, its answer decided by round-off or a trivial rule; §: some of "
+    "the method's fits exceeded the compute budget; they have no result, and every test "
+    "leaves out those (data set, h) cells for all the methods it compares (one missing-data "
+    "rule for every test)."
 )
 
 
-def _budget_lines(what: str, ranked_last: dict[str, list[str]], name) -> list[str]:
+def _budget_lines(what: str, imputed: dict[str, list[str]], name) -> list[str]:
     return [
-        f"- {what}: method {name(m)} ranked last on {', '.join(ds)} (budget exceeded §)."
-        for m, ds in ranked_last.items()
+        f"- {what}: on {d}, {', '.join(map(name, ms))} exceeded the budget (§) at some h, "
+        "scored there as the expected random subset (the missing-data rule)."
+        for d, ms in imputed.items()
     ]
 
 
@@ -478,7 +554,7 @@ def rank_notes(
     name=str,
     budget_lines=_budget_lines,
 ) -> list[str]:
-    """Markdown list items of what each comparison left out or ranked last: why a test
+    """Markdown list items of what each comparison left out or imputed: why a test
     does not apply, dropped data sets and methods, methods over the budget (formatted by
     ``budget_lines(what, ranked_last, name)``). ``name`` formats a method name."""
     lines = []
@@ -508,12 +584,18 @@ def rank_notes(
             lines.append(f"- {what}: {r.note}.")
         for d, ms in r.dropped_datasets.items():
             lines.append(
-                f"- {what}: data set {d} dropped (no score for {', '.join(map(name, ms))})."
+                f"- {what}: data set {d} dropped (no h where {', '.join(map(name, ms))} "
+                "and the other methods all have a result)."
             )
         for m, ds in r.dropped_methods.items():
             lines.append(f"- {what}: method {name(m)} dropped (no score on {', '.join(ds)}).")
-        if r.budget_ranked_last:
-            lines += budget_lines(what, r.budget_ranked_last, name)
+        for d, ms in r.partial_support.items():
+            lines.append(
+                f"- {what}: on {d}, the h where {', '.join(map(name, ms))} "
+                f"{'has' if len(ms) == 1 else 'have'} no result are left out for every method."
+            )
+        if r.imputed:
+            lines += budget_lines(what, r.imputed, name)
     return lines
 
 
@@ -577,7 +659,7 @@ def spread_positions(x, gap: float) -> np.ndarray:
 _CD_WHAT = {
     "not_converged": "some fits did not converge",
     "diverged": "some fits diverged",
-    "budget_exceeded": "fits over the compute budget: ranked last on those data sets",
+    "budget_exceeded": "fits over the compute budget: scored as random at those h",
     "degenerate": "some fits degenerate (round-off or a trivial rule decided them)",
 }
 

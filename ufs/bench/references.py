@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import paired, ranking
+from . import paired, ranking, views
 
 __all__ = [
     "RANDOM",
@@ -50,6 +50,35 @@ def _compared(tables, include_variants: bool, min_h_values: int):
     return rows, thin
 
 
+def _reference_cells(tables: pd.DataFrame, protocol: str, metric: str, methods) -> dict:
+    """method → (data set, h) cells of its random reference: the expected random score
+    (label-free) or the best of G random draws, G its number of settings (label-tuned)."""
+    if protocol == "label_free":
+        values, _ = views.cell_table(tables, protocol, metric)
+        if RANDOM not in values:
+            return {}
+        return {m: values[RANDOM] for m in methods}
+    sizes = _grid_sizes(tables)
+    g_of = {m: int(sizes.get(m, 1)) for m in methods}
+    best = {g: paired.best_of_g_cells(tables, metric, g) for g in set(g_of.values())}
+    if all(b.empty for b in best.values()):
+        return {}
+    return {m: best[g] for m, g in g_of.items()}
+
+
+def _paired_with(values: pd.DataFrame, ref_cells: dict, families) -> tuple[pd.DataFrame, dict]:
+    """(data sets × methods, method → reference per data set): each method and its
+    reference on the cells where both have a result (the missing-data rule)."""
+    cols, refs = {}, {}
+    for m, ref in ref_cells.items():
+        if m not in values:
+            continue
+        both = pd.DataFrame({"m": values[m], "ref": ref.reindex(values.index)})
+        s, _ = views.view_scores(both, ["m", "ref"], families)
+        cols[m], refs[m] = s["m"], s["ref"]
+    return pd.DataFrame(cols), refs
+
+
 def reference_tests(
     tables: pd.DataFrame,
     protocol: str,
@@ -59,37 +88,47 @@ def reference_tests(
     include_variants: bool = False,
     min_h_values: int = 3,
     bayes: bool = True,
+    view=None,
+    cells: pd.Index | None = None,
 ) -> pd.DataFrame:
     """One row per compared method: its tests against random (``rand_*``) and against
     all features (``all_*``) and ``percentile`` (median over data sets of its percentile
-    among the random draws; label-free only). Empty when neither reference ran."""
+    among the random draws; label-free only). Each pair (method, reference) is compared on
+    the (data set, h) cells where both have a result, one data set per family under a
+    ``view`` that says so (:mod:`ufs.bench.views`); ``cells``: only these (data set, h)
+    cells (the rank comparison's, ``RankResult.cells.index``: one N per view). Empty when
+    neither reference ran."""
+    families = None
+    if view is not None:
+        tables, _ = view.apply(tables)
+        families = view.families()
     rows, thin = _compared(tables, include_variants, min_h_values)
-    scores, status = ranking.dataset_scores(rows, protocol, metric)
-    scores = scores.mask(status == "budget_exceeded")
     kept = tables[~tables["dataset"].isin(list(thin))]
+    impute = view.impute_budget if view is not None else True
+    values, _ = views.cell_table(rows, protocol, metric, impute_budget=impute, reference_rows=kept)
+    if cells is not None:
+        values = values.reindex(cells)
+    if values.empty:
+        return pd.DataFrame()
+    methods = [m for m in values.columns if values[m].notna().any()]
+    every, _ = views.cell_table(kept, protocol, metric)  # references too
     out = []
-    ref_all, _ = ranking.dataset_scores(kept, protocol, metric)  # every method, references too
-    if protocol == "label_free":
-        rand = ref_all[RANDOM] if RANDOM in ref_all else None
-    else:
-        sizes = _grid_sizes(kept)
-        g_of = {m: int(sizes.get(m, 1)) for m in scores.columns}
-        best = {g: paired.best_of_g_scores(kept, metric, g) for g in set(g_of.values())}
-        rand = {m: best[g] for m, g in g_of.items()}  # one computation per G, not per method
-        if all(r.empty for r in rand.values()):
-            rand = None
-    if rand is not None:
-        t = paired.compare_to_reference(scores, rand, alpha=alpha, bayes=bayes)
+    rand = _reference_cells(kept, protocol, metric, methods)
+    if rand:
+        scores, ref = _paired_with(values, rand, families)
+        t = paired.compare_to_reference(scores, ref, alpha=alpha, bayes=bayes)
         out.append(t.add_prefix("rand_"))
-    if ALL_FEATURES in ref_all:
-        t = paired.compare_to_reference(scores, ref_all[ALL_FEATURES], alpha=alpha, bayes=bayes)
+    if ALL_FEATURES in every:
+        scores, ref = _paired_with(values, {m: every[ALL_FEATURES] for m in methods}, families)
+        t = paired.compare_to_reference(scores, ref, alpha=alpha, bayes=bayes)
         out.append(t.add_prefix("all_"))
     if not out:
         return pd.DataFrame()
     res = pd.concat(out, axis=1)
     draws = paired.draw_scores(kept, metric)
     if protocol == "label_free" and not draws.empty:
-        pct = paired.random_percentiles(scores, draws)
+        data_scores, status = ranking.dataset_scores(rows, protocol, metric)
+        pct = paired.random_percentiles(data_scores.mask(status == "budget_exceeded"), draws)
         res["percentile"] = pct.median(axis=0).reindex(res.index)
         res["n_draws"] = draws.shape[1]
     return res
@@ -101,9 +140,15 @@ def all_reference_tests(
     alpha: float = 0.05,
     include_variants: bool = False,
     min_h_values: int = 3,
+    view=None,
+    results: list | None = None,
+    bayes: bool | None = None,
 ) -> dict[tuple[str, str], pd.DataFrame]:
     """:func:`reference_tests` of every protocol × metric (the Bayesian test where
-    ``baycomp`` is installed)."""
+    ``baycomp`` is installed, unless ``bayes`` is False); with ``results`` (the rank
+    comparisons, :func:`ufs.bench.ranking.rank_all`) each on its comparison's cells."""
+    cells = {(r.protocol, r.metric): r.cells.index for r in results or [] if not r.cells.empty}
+    use_bayes = _have_baycomp() if bayes is None else bayes and _have_baycomp()
     return {
         (p, m): reference_tests(
             tables,
@@ -112,7 +157,9 @@ def all_reference_tests(
             alpha=alpha,
             include_variants=include_variants,
             min_h_values=min_h_values,
-            bayes=_have_baycomp(),
+            bayes=use_bayes,
+            view=view,
+            cells=cells.get((p, m)),
         )
         for p in ranking.PROTOCOLS
         for m in ranking.METRICS
@@ -272,11 +319,19 @@ def references_markdown(
         tables, include_variants=include_variants, min_h_values=min_h_values
     )
     lines = [f"{heading} Against the references: chance and all features", ""]
-    n_data = rows["dataset"].nunique()
-    k = rows["method"].nunique()
+    if tests is None:
+        tests = all_reference_tests(
+            tables, alpha=alpha, include_variants=include_variants, min_h_values=min_h_values
+        )
+    first = next((t for t in tests.values() if not t.empty), pd.DataFrame())
+    # the N of the tests (data sets or families of their view), not of the raw tables
+    ns = [c for c in ("rand_n", "all_n") if c in first]
+    n_data = int(first[ns].max().max()) if ns else rows["dataset"].nunique()
+    k = len(first) if len(first) else rows["method"].nunique()
     lines += [
-        "Each competitor's score on a data set (mean over its h grid) paired with the same "
-        f"data set's reference score; Wilcoxon signed-rank test, two-sided, Holm-corrected "
+        "Each competitor's score on a data set (mean over its h grid; a family of data sets "
+        "by the median of its members') paired with the same data set's reference score, "
+        f"on the cells of the rank comparison (one N per view); Wilcoxon signed-rank test, two-sided, Holm-corrected "
         f"over the methods of each column (`*`: adjusted p ≤ {alpha:g}); the median "
         "difference (points) with a bootstrap 95 % CI over data sets (10 000 resamples, seed "
         "0); W/T/L: data sets won, tied, lost. *Random* is the expected score of a random "
@@ -296,10 +351,6 @@ def references_markdown(
             "ufs-bench[stats]`; not installed here.)",
             "",
         ]
-    if tests is None:
-        tests = all_reference_tests(
-            tables, alpha=alpha, include_variants=include_variants, min_h_values=min_h_values
-        )
     for protocol in ("label_free", "oracle"):
         for metric in ranking.METRICS:
             res = tests.get((protocol, metric), pd.DataFrame())

@@ -1,0 +1,154 @@
+"""LRPFS's "not converged" flags (issue 37): the authors' cap and a period-2 iteration.
+
+LRPFS (Ma, Huang, Li, Wang 2024; ``ufs/methods/lrpfs.py``, registered ``lrpfs_ma2024``)
+follows the authors' ``LRPFS.m``: at most ``maxIter = 30`` iterations (their usage
+example), stop when ``|f_t − f_{t−1}| / f_{t−1} < 1e-6`` from iteration 3 on. Every
+label-free fit of the benchmark ran 30. For each data set this script fits LRPFS with the
+label-free defaults (α = 1e3, λ = 0.1, k = 5, [0, 1] input, the benchmark's seed 0) at the
+authors' cap (30) and at 10× the cap (300, same ``tol``), and reports
+
+* per data set: ``converged_`` of both fits; the smallest relative objective change from
+  iteration 3 on (what the stop compares with 1e-6) over 30 and over 300 iterations; the
+  period-2 pattern: the median of ``f_t / f_{t−1}`` over odd and over even ``t``; the
+  objective at 30 and 300 (both even iterations: the low branch), relative change; the
+  resolved rank (rows of ``W`` above 1e-4 of the largest) at 30 / 300; the same
+  quantities for ``update="mm"`` (our monotone variant, not the authors') at 300; whether
+  the cap fit reproduces the archived benchmark ranking (``--archive``);
+* per benchmark ``h`` (:func:`ufs.bench.config.relative_h`, ``{1,2,5,10,20} %`` clipped to
+  ``[5, 300]``): the overlap ``|S_30 ∩ S_300| / h``, the k-means ACC of both selections on
+  the z-scored data (the benchmark's evaluation matrix; :func:`ufs.evaluation.
+  evaluate_clustering`, 20 restarts, seeds 0..19) and ``ACC_300 − ACC_30``; ``◊`` marks an
+  ``h`` above the fit's resolved rank (the benchmark's *degenerate* rule).
+
+Deterministic (seeded ``init="kmeans"`` and k-means evaluation). Run with one BLAS thread::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
+        python benchmarks/flag_causes/lrpfs_ma2024.py --datasets wine,lung_discrete,jaffe,glioma
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from ufs.base import resolved_rank
+from ufs.bench.config import relative_h
+from ufs.datasets import load_dataset
+from ufs.evaluation import evaluate_clustering
+from ufs.methods import LRPFS
+from ufs.preprocessing import input_matrix, standardize
+
+DATASETS = "wine,breast_cancer,lung_discrete,jaffe,glioma,leukemia,umist"
+H_SPEC = {"percent": [1, 2, 5, 10, 20], "min": 5, "max": 300}
+CAP = 30  # the authors' maxIter (usage example of LRPFS.m)
+SEED = 0
+
+
+def _fit(X: np.ndarray, c: int, max_iter: int, update: str = "authors") -> LRPFS:
+    est = LRPFS(
+        1, c, alpha=1e3, lam=0.1, n_neighbors=5, max_iter=max_iter, update=update,
+        random_state=SEED,
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return est.fit(X)
+
+
+def _min_rel_change(f: np.ndarray) -> float:
+    """Smallest ``|f_t − f_{t−1}| / f_{t−1}`` over ``t ≥ 3`` (the authors' stop)."""
+    rel = np.abs(np.diff(f)) / np.abs(f[:-1])
+    return float(rel[1:].min()) if rel.size > 1 else float("nan")
+
+
+def _period2(f: np.ndarray) -> str:
+    """Median ``f_t / f_{t−1}`` over odd / even ``t`` (``f`` 0-based: ``f[t − 1]``)."""
+    r = f[1:] / f[:-1]  # r[i] = f_{i+2} / f_{i+1}
+    t = np.arange(2, f.size + 1)
+    return f"{np.median(r[t % 2 == 1]):.2g} / {np.median(r[t % 2 == 0]):.2g}"
+
+
+def _acc(X: np.ndarray, y: np.ndarray, sel: np.ndarray) -> float:
+    res = evaluate_clustering(X[:, sel], y, n_restarts=20, seed_offset=SEED)
+    return float(res.summary()["acc_mean"])
+
+
+def _archived(archive: Path | None, ds: str, method: str = "lrpfs_ma2024") -> dict[int, list]:
+    if archive is None:
+        return {}
+    for f in sorted((archive / ds).glob(f"{method}.c*.json")):
+        for e in json.loads(f.read_text())["evaluations"]:
+            if e["label_free"]:
+                return {r["h"]: r["selected"] for r in e["results"]}
+    return {}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", default=DATASETS, help="comma-separated data set names")
+    ap.add_argument("--factor", type=int, default=10, help="iterations of the long fit / cap")
+    ap.add_argument("--mirror", default="/work/shared/datasets", help="offline data mirror")
+    ap.add_argument(
+        "--archive",
+        default="/work/arch_inputs/evaluations",
+        help="archived evaluations to check the cap fit against ('' to skip)",
+    )
+    args = ap.parse_args(argv)
+    archive = Path(args.archive) if args.archive and Path(args.archive).is_dir() else None
+    k = CAP * args.factor
+    stops, rows = [], []
+    for ds in [s.strip() for s in args.datasets.split(",") if s.strip()]:
+        t0 = time.process_time()
+        d = load_dataset(ds, mirror=args.mirror)
+        Xz, y = standardize(d.X).X, d.y
+        X01 = input_matrix("unit_range", d.X, Xz)
+        n, p = Xz.shape
+        c = int(y.max()) + 1
+        cap, lng, mm = _fit(X01, c, CAP), _fit(X01, c, k), _fit(X01, c, k, "mm")
+        rr = {
+            name: resolved_rank(e.scores_) for name, e in (("cap", cap), ("10x", lng), ("mm", mm))
+        }
+        f30, fk, fmm = cap.objective_, lng.objective_, mm.objective_
+        hs = relative_h(H_SPEC, p)
+        arch = _archived(archive, ds)
+        repro = (
+            all(list(cap.feature_order_[:h]) == arch[h] for h in hs if h in arch) if arch else None
+        )
+        stops.append(
+            f"| {ds} | {n}×{p}, c={c} | {cap.converged_} / {lng.converged_} | "
+            f"{_min_rel_change(f30):.2g} / {_min_rel_change(fk):.2g} | {_period2(fk)} | "
+            f"{f30[-1]:.3g} / {fk[-1]:.3g} ({(fk[-1] - f30[-1]) / abs(f30[-1]):+.0%}) | "
+            f"{rr['cap']} / {rr['10x']} | {mm.converged_}, {_min_rel_change(fmm):.1g}, "
+            f"{fmm[-1]:.3g}, rank {rr['mm']} | {'n/a' if repro is None else repro} |"
+        )
+        for h in hs:
+            s_cap, s_lng = cap.feature_order_[:h], lng.feature_order_[:h]
+            a_cap, a_lng = _acc(Xz, y, s_cap), _acc(Xz, y, s_lng)
+            ov = len(np.intersect1d(s_cap, s_lng)) / h
+            m_cap = " ◊" if h > rr["cap"] else ""
+            m_lng = " ◊" if h > rr["10x"] else ""
+            rows.append(
+                f"| {ds} | {h} | {ov:.2f} | {a_cap:.3f}{m_cap} | {a_lng:.3f}{m_lng} | "
+                f"{a_lng - a_cap:+.3f} |"
+            )
+        print(f"[{ds}: {time.process_time() - t0:.1f} CPU s]", flush=True)
+    print(f"\nLRPFS (lrpfs_ma2024), label-free defaults; cap = {CAP} (authors), 10x = {k}; "
+          "tol = 1e-6 (relative change)\n")  # fmt: skip
+    print(
+        f"| data set | shape | converged {CAP} / {k} | min rel. change (t ≥ 3) {CAP} / {k} | "
+        f"median f_t/f_t−1, t odd / even | objective {CAP} / {k} | resolved rank {CAP} / {k} | "
+        f"mm at {k}: converged, min rel. change, objective, rank | archive reproduced |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n".join(stops))
+    print(f"\n| data set | h | overlap | ACC {CAP} | ACC {k} | ΔACC |")
+    print("|---|---|---|---|---|---|")
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()

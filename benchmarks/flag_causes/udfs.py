@@ -1,0 +1,100 @@
+"""UDFS's "degenerate" flags (issue 37): why ``W`` collapses to about ``c`` rows on z-scored data.
+
+UDFS (Yang et al. 2011) solves ``min_{WᵀW = I} Tr(WᵀMW) + γ||W||_{2,1}``, ``M = XᵀLX``,
+``W`` p × c. For orthonormal ``W``, ``||W||_{2,1} ≥ c`` with equality iff ``W`` is ``c``
+coordinate axes; such a ``W`` ranks ``c`` features and leaves the rest at round-off. On
+z-scored data the scale of ``M`` is fixed by the shape alone: with ``λ`` (the local ridge)
+small, ``Tr(B_i X̃_i X̃_iᵀ) = k`` for every local set, so ``Tr(M) = k·n`` and the mean
+diagonal is ``k·n/p``. When that is far below ``γ = 1`` (p ≫ n) the ℓ2,1 term dominates and
+the re-weighting ends at ``c`` axes.
+
+For every data set the script fits UDFS with the label-free defaults (γ = 1, λ = 1e-3,
+k = 5) and reports ``k·n/p``, ``Tr(M)``, the resolved rank (features above 1e-4 of the
+largest ``||w_i||``), ``||W||_{2,1} − c`` and ``Tr(WᵀMW)`` at the solution; the resolved rank
+of the same fit in the authors' mode (``fs_unsup_udfs``: fixed 20 iterations, ε = MATLAB
+eps, parity-tested against the authors' code on digits) with k = 5, λ = 1e-3 and with the
+authors' ``LocalDisAna`` defaults (k = 15, λ = 1000); and, for γ in ``--gammas``, the resolved
+rank and the k-means ACC (20 restarts, seeds 0..19, ``ufs.evaluation.evaluate_clustering``)
+averaged over the benchmark's h values (``round(p × {1,2,5,10,20} %)`` in [5, 300]).
+Deterministic. Run with one BLAS thread: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python
+benchmarks/flag_causes/udfs.py --datasets colon,glioma,srbct,warpar10p,lung_discrete,jaffe``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from ufs.bench.config import relative_h
+from ufs.datasets import load_dataset
+from ufs.evaluation import evaluate_clustering
+from ufs.linalg import MATLAB_EPS
+from ufs.methods import UDFS
+from ufs.preprocessing import standardize
+
+DATASETS = "colon,glioma,srbct,warpar10p,bbc,lung_discrete,jaffe,yale"
+H_SPEC = {"percent": [1, 2, 5, 10, 20], "min": 5, "max": 300}
+
+
+def _fit(X: np.ndarray, c: int, **kw) -> UDFS:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return UDFS(10, c, **kw).fit(X)
+
+
+def _mean_acc(X: np.ndarray, y: np.ndarray, order: np.ndarray, hs: list[int]) -> float:
+    accs = [
+        evaluate_clustering(X[:, order[:h]], y, n_restarts=20, seed_offset=0).summary()["acc_mean"]
+        for h in hs
+    ]
+    return float(np.mean(accs))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", default=DATASETS, help="comma-separated data set names")
+    ap.add_argument("--gammas", default="1,0.01,0.0001", help="γ values for the sweep")
+    ap.add_argument(
+        "--mirror", default=str(Path(__file__).resolve().parents[3] / "shared" / "datasets")
+    )
+    args = ap.parse_args()
+    gammas = [float(g) for g in args.gammas.split(",")]
+    sweep = " | ".join(f"γ={g:g}: rr / ACC" for g in gammas)
+    print(
+        "| data set | n × p | c | k·n/p | Tr(M) | rr (γ=1) | ‖W‖₂,₁ − c | Tr(WᵀMW) | "
+        f"authors' mode rr (k=5, λ=1e-3) | authors' LocalDisAna rr (k=15, λ=1e3) | {sweep} |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + "---|" * len(gammas))
+    for name in args.datasets.split(","):
+        d = load_dataset(name, mirror=args.mirror)
+        X, y = standardize(d.X).X, d.y
+        n, p = X.shape
+        c = int(y.max()) + 1
+        hs = relative_h(H_SPEC, int(np.sum(np.any(X != 0, axis=0))))
+        est = _fit(X, c)  # label-free defaults: γ = 1, λ = 1e-3, k = 5
+        Xk = X[:, np.any(X != 0, axis=0)]  # W_ has rows for the non-constant features only
+        M_W = Xk @ est.W_
+        trace = float(np.sum(M_W * (est.L_ @ M_W)))  # Tr(WᵀXᵀLXW) without forming M
+        trM = float(np.sum(Xk * (est.L_ @ Xk)))
+        excess = float(np.linalg.norm(est.W_, axis=1).sum()) - c
+        authors = dict(eps=MATLAB_EPS, max_iter=20, tol=0.0)
+        a5 = _fit(X, c, lam=1e-3, n_neighbors=5, **authors)
+        a15 = _fit(X, c, lam=1000.0, n_neighbors=15, **authors)
+        cells = []
+        for g in gammas:
+            e = est if g == 1.0 else _fit(X, c, gamma=g)
+            cells.append(f"{e.resolved_rank_} / {_mean_acc(X, y, e.feature_order_, hs):.3f}")
+        print(
+            f"| {name} | {n} × {p} | {c} | {5 * n / p:.2f} | {trM:.1f} | {est.resolved_rank_} | "
+            f"{excess:.3f} | {trace:.3f} | {a5.resolved_rank_} | {a15.resolved_rank_} | "
+            + " | ".join(cells)
+            + " |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

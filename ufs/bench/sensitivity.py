@@ -1,0 +1,137 @@
+"""How each verdict moves when the rules of the comparison change (issue 37).
+
+The primary view (:data:`ufs.bench.views.PRIMARY`: one data set per family, simulations
+apart, fits over the budget scored as random) is one defensible choice among several. The
+sensitivity table recomputes the verdicts — the Friedman test, the ordered pairs of the
+all-pairs Wilcoxon–Holm tests, the methods better / worse than random and than all
+features, the top average rank — under every view of
+:data:`ufs.bench.views.SENSITIVITY_VIEWS`, so a reader sees which verdicts hold whatever
+the rule and which rest on one choice. (No Bayesian test and no bootstrap here: the
+verdicts are the Holm-corrected Wilcoxon ones.)
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from . import answer, ranking, references, views
+
+__all__ = ["sensitivity", "sensitivity_markdown"]
+
+
+def sensitivity(
+    tables: pd.DataFrame,
+    *,
+    protocol: str = "label_free",
+    metric: str = "acc",
+    alpha: float = 0.05,
+    min_h_values: int = 3,
+    views_: tuple[views.View, ...] = views.SENSITIVITY_VIEWS,
+) -> dict[str, dict[str, object]]:
+    """view key → :func:`ufs.bench.answer.verdict_summary` of ``protocol``/``metric``
+    under that view, plus ``title`` and ``left_out`` (methods the view leaves out)."""
+    out = {}
+    for v in views_:
+        r = ranking.rank_methods(
+            tables, protocol, metric, alpha=alpha, min_h_values=min_h_values, view=v
+        )
+        res = references.reference_tests(
+            tables,
+            protocol,
+            metric,
+            alpha=alpha,
+            min_h_values=min_h_values,
+            bayes=False,
+            view=v,
+            cells=r.cells.index if not r.cells.empty else None,
+        )
+        tested = answer.pairwise_results([r], families_of=v, effects=False)[(protocol, metric)]
+        row = answer.verdict_summary(r, res, tested)
+        row.update(
+            title=v.title, left_out=r.left_out, unit="families" if r.families else "data sets"
+        )
+        out[v.key] = row
+    return out
+
+
+def _list(ms) -> str:
+    return ", ".join(f"`{m}`" for m in ms) if ms else "none"
+
+
+def sensitivity_markdown(
+    tables: pd.DataFrame,
+    *,
+    alpha: float = 0.05,
+    min_h_values: int = 3,
+    protocols=("label_free",),
+) -> list[str]:
+    """The sensitivity section: per protocol and metric, one row per view (N, Friedman
+    p, ordered pairs, verdicts against the references, top method), then the pairs and
+    verdicts that hold in every view."""
+    lines = [
+        "## How the verdicts move with the rules (sensitivity)",
+        "",
+        "Each row recomputes the verdicts of *What the tests support* under another rule: "
+        + "; ".join(f"*{v.key}*: {v.title}" for v in views.SENSITIVITY_VIEWS)
+        + ". Pairs are counted only where the Friedman test rejects; `a > b` pairs and the "
+        "reference verdicts are Wilcoxon signed-rank tests with Holm, as in the primary view.",
+        "",
+    ]
+    for protocol in protocols:
+        for metric in ranking.METRICS:
+            s = sensitivity(
+                tables, protocol=protocol, metric=metric, alpha=alpha, min_h_values=min_h_values
+            )
+            if not s or all(row["n"] == 0 for row in s.values()):
+                continue
+            lines += [
+                f"**{answer.TITLES[protocol]} {metric.upper()}**",
+                "",
+                "| view | N | Friedman p | ordered pairs | better than random | worse than "
+                "random | better than all features | worse than all features | top average "
+                "rank | left out |",
+                "|---|---:|---:|---:|---|---|---|---|---|---|",
+            ]
+            for key, row in s.items():
+                p = row["friedman_p"]
+                left = ", ".join(f"`{m}`" for m in row["left_out"]) or "–"
+                lines.append(
+                    f"| {key} | {row['n']} {row['unit']} | "
+                    f"{'n/a' if p is None else ranking._fmt_p(p)} | {len(row['pairs'])} | "
+                    f"{_list(row['better_random'])} | {_list(row['worse_random'])} | "
+                    f"{_list(row['better_all'])} | {_list(row['worse_all'])} | `{row['top']}` | "
+                    f"{left} |"
+                )
+            lines.append("")
+            primary = s[views.PRIMARY.key]
+            stable = [
+                pair
+                for pair in primary["pairs"]
+                if all(pair in row["pairs"] for k, row in s.items() if not row["left_out"])
+            ]
+            fragile = [pair for pair in primary["pairs"] if pair not in stable]
+            lines += [
+                f"Of the primary view's {len(primary['pairs'])} ordered pairs, "
+                f"{len(stable)} hold in every view that keeps all methods"
+                + (
+                    f"; {len(fragile)} do not: "
+                    + ", ".join(f"`{a}` over `{b}`" for a, b in fragile)
+                    if fragile
+                    else ""
+                )
+                + ". Better than random in every view: "
+                + _list(
+                    [
+                        m
+                        for m in primary["better_random"]
+                        if all(
+                            m in row["better_random"]
+                            for row in s.values()
+                            if m not in row["left_out"]
+                        )
+                    ]
+                )
+                + ".",
+                "",
+            ]
+    return lines
