@@ -11,7 +11,8 @@ reports, per ``h``: ``converged_`` of both fits, the primal residuals ``(‖Z−
 at both ends; the overlap ``|S_100 ∩ S_1000| / h``; the smallest-norm flag
 (``degenerate_``) of both; the k-means ACC of both selections on the z-scored data
 (:func:`ufs.evaluation.evaluate_clustering`, 20 restarts, seeds 0..19, as the benchmark)
-and ``ACC_1000 − ACC_100``.
+and ``ACC_1000 − ACC_100``. On stderr: whether the cap fits reproduce the archived
+label-free selections (``--archive``: the benchmark archive by default, ``''`` to skip).
 
 Deterministic (DGUFS has no random state; k-means seeds fixed). ``n × n`` dense work: keep
 to small ``n``. Run with one BLAS thread::
@@ -22,22 +23,18 @@ to small ``n``. Run with one BLAS thread::
 
 from __future__ import annotations
 
-import argparse
 import time
 import warnings
 
+import _common as common
 import numpy as np
 
-from ufs.bench.config import relative_h
-from ufs.datasets import load_dataset
-from ufs.evaluation import evaluate_clustering
 from ufs.methods import DGUFS
-from ufs.preprocessing import input_matrix, standardize
+from ufs.preprocessing import input_matrix
 
+METHOD = "dgufs"
 DATASETS = "wine,lung_discrete,glioma,jaffe"
-H_SPEC = {"percent": [1, 2, 5, 10, 20], "min": 5, "max": 300}
 CAP = 100  # the authors' max_Iter
-SEED = 0
 
 
 def _fit(X: np.ndarray, h: int, c: int, max_iter: int) -> DGUFS:
@@ -47,36 +44,28 @@ def _fit(X: np.ndarray, h: int, c: int, max_iter: int) -> DGUFS:
         return est.fit(X)
 
 
-def _acc(X: np.ndarray, y: np.ndarray, sel: np.ndarray) -> float:
-    res = evaluate_clustering(X[:, sel], y, n_restarts=20, seed_offset=SEED)
-    return float(res.summary()["acc_mean"])
-
-
 def _res(est: DGUFS) -> str:
     r1, r2 = est.residuals_[-1]
     return f"{r1:.1e}, {r2:.2f}"
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--datasets", default=DATASETS, help="comma-separated data set names")
+    ap = common.parser(__doc__, DATASETS)
     ap.add_argument("--factor", type=int, default=10, help="iterations of the long fit / cap")
-    ap.add_argument("--mirror", default="/work/shared/datasets", help="offline data mirror")
     args = ap.parse_args(argv)
     k = CAP * args.factor
     rows = []
-    for ds in [s.strip() for s in args.datasets.split(",") if s.strip()]:
+    for ds in common.dataset_names(args.datasets):
         t0 = time.process_time()
-        d = load_dataset(ds, mirror=args.mirror)
-        Xz, y = standardize(d.X).X, d.y
-        X01 = input_matrix("unit_range", d.X, Xz)
+        Xz, y, c, raw = common.load_zscored(ds, args.mirror)
+        X01 = input_matrix("unit_range", raw, Xz)
         n, p = Xz.shape
-        c = int(y.max()) + 1
-        for h in relative_h(H_SPEC, p):
+        sel_cap = {}
+        for h in common.h_grid(p):
             cap, lng = _fit(X01, h, c, CAP), _fit(X01, h, c, k)
             s_cap, s_lng = cap.selected_features_, lng.selected_features_
-            a_cap, a_lng = _acc(Xz, y, s_cap), _acc(Xz, y, s_lng)
-            ov = len(np.intersect1d(s_cap, s_lng)) / h
+            sel_cap[h] = s_cap
+            ov, a_cap, a_lng = common.overlap_acc(Xz, y, s_cap, s_lng, h)
             rows.append(
                 f"| {ds} ({n}×{p}) | {h} | {cap.converged_} / {lng.converged_} "
                 f"({lng.n_iter_}) | {_res(cap)} / {_res(lng)} | {cap.rank_L_} / {lng.rank_L_} "
@@ -85,6 +74,7 @@ def main(argv: list[str] | None = None) -> None:
                 f"| {a_cap:.3f} | {a_lng:.3f} | {a_lng - a_cap:+.3f} |"
             )
         print(f"[{ds}: {time.process_time() - t0:.1f} CPU s]", flush=True)
+        common.note_archive(args.archive, ds, METHOD, sel_cap, f"cap {CAP}")
     print(f"\nDGUFS, label-free defaults; cap = {CAP} (authors), 10x = {k}; tol = 5e-7\n")
     print(
         f"| data set | h | converged {CAP} / {k} (iterations) | ‖Z−Y‖∞, ‖L−M‖∞ at {CAP} / {k} "

@@ -27,22 +27,16 @@ thread::
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 import warnings
-from pathlib import Path
 
+import _common as common
 import numpy as np
 
-from ufs.bench.config import relative_h
-from ufs.datasets import load_dataset
-from ufs.evaluation import evaluate_clustering
 from ufs.methods import EUFS
-from ufs.preprocessing import standardize
 
+METHOD = "eufs"
 DATASETS = "wine,breast_cancer,lung_discrete,jaffe,glioma,umist"
-H_SPEC = {"percent": [1, 2, 5, 10, 20], "min": 5, "max": 300}
 CAP = 300
 SEED = 0
 
@@ -67,66 +61,32 @@ def _fit(X: np.ndarray, c: int, max_iter: int) -> tuple[EUFS, np.ndarray]:
     return est, np.asarray(res)
 
 
-def _acc(X: np.ndarray, y: np.ndarray, sel: np.ndarray) -> float:
-    res = evaluate_clustering(X[:, sel], y, n_restarts=20, seed_offset=SEED)
-    return float(res.summary()["acc_mean"])
-
-
-def _archived_order(archive: Path | None, ds: str, method: str = "eufs") -> dict[int, list]:
-    """``{h: selected}`` of the archived label-free evaluation, if available."""
-    if archive is None:
-        return {}
-    for f in sorted((archive / ds).glob(f"{method}.c*.json")):
-        for e in json.loads(f.read_text())["evaluations"]:
-            if e["label_free"]:
-                return {r["h"]: r["selected"] for r in e["results"]}
-    return {}
-
-
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--datasets", default=DATASETS, help="comma-separated data set names")
+    ap = common.parser(__doc__, DATASETS)
     ap.add_argument("--factor", type=int, default=10, help="iterations of the long fit / cap")
-    ap.add_argument("--mirror", default="/work/shared/datasets", help="offline data mirror")
-    ap.add_argument(
-        "--archive",
-        default="/work/arch_inputs/evaluations",
-        help="archived evaluations to check the cap fit against ('' to skip)",
-    )
     args = ap.parse_args(argv)
-    archive = Path(args.archive) if args.archive and Path(args.archive).is_dir() else None
+    common.evaluations_dir(args.archive)  # an archive file is extracted here, before the timings
     long_iter = CAP * args.factor
     stops, rows = [], []
-    for ds in [s.strip() for s in args.datasets.split(",") if s.strip()]:
+    for ds in common.dataset_names(args.datasets):
         t0 = time.process_time()
-        d = load_dataset(ds, mirror=args.mirror)
-        X, y = standardize(d.X).X, d.y
+        X, y, c, _ = common.load_zscored(ds, args.mirror)
         n, p = X.shape
-        c = int(y.max()) + 1
         cap, r_cap = _fit(X, c, CAP)
         lng, r_lng = _fit(X, c, long_iter)
         f_cap, f_lng = cap.objective_[-1], lng.objective_[-1]
         U = lng.U_
         neg = float(np.sum(np.minimum(U, 0) ** 2) / np.sum(U * U))
-        hs = relative_h(H_SPEC, p)
-        arch = _archived_order(archive, ds)
-        repro = (
-            all(list(cap.feature_order_[:h]) == arch[h] for h in hs if h in arch) if arch else None
-        )
+        hs = common.h_grid(p)
+        repro = common.archive_cell(args.archive, ds, METHOD, cap.feature_order_, hs)
         stops.append(
             f"| {ds} | {n}×{p}, c={c} | {cap.converged_} / {lng.converged_} | "
             f"{r_cap[-1, 0]:.2e} / {r_lng[-1, 0]:.2e} (min {r_lng[:, 0].min():.2e}) | "
             f"{r_cap[-1, 1]:.1e} / {r_lng[-1, 1]:.1e} | {neg:.2f} | "
             f"{f_cap:.4g} / {f_lng:.4g} ({(f_lng - f_cap) / abs(f_cap):+.1%}) | "
-            f"{'n/a' if repro is None else repro} |"
+            f"{repro} |"
         )
-        for h in hs:
-            s_cap, s_lng = cap.feature_order_[:h], lng.feature_order_[:h]
-            a_cap, a_lng = _acc(X, y, s_cap), _acc(X, y, s_lng)
-            ov = len(np.intersect1d(s_cap, s_lng)) / h
-            rows.append(
-                f"| {ds} | {h} | {ov:.2f} | {a_cap:.3f} | {a_lng:.3f} | {a_lng - a_cap:+.3f} |"
-            )
+        rows += common.overlap_acc_rows(ds, X, y, cap.feature_order_, lng.feature_order_, hs)
         print(f"[{ds}: {time.process_time() - t0:.1f} CPU s]", flush=True)
     k = long_iter
     print(f"\nEUFS, label-free defaults; cap = {CAP} iterations, 10x = {k}; tol = 1e-5\n")
@@ -136,9 +96,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     print("|---|---|---|---|---|---|---|---|")
     print("\n".join(stops))
-    print(f"\n| data set | h | overlap | ACC {CAP} | ACC {k} | ΔACC |")
-    print("|---|---|---|---|---|---|")
-    print("\n".join(rows))
+    common.print_overlap_table(rows, CAP, k)
 
 
 if __name__ == "__main__":

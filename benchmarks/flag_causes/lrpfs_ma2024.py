@@ -28,23 +28,18 @@ Deterministic (seeded ``init="kmeans"`` and k-means evaluation). Run with one BL
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 import warnings
-from pathlib import Path
 
+import _common as common
 import numpy as np
 
 from ufs.base import resolved_rank
-from ufs.bench.config import relative_h
-from ufs.datasets import load_dataset
-from ufs.evaluation import evaluate_clustering
 from ufs.methods import LRPFS
-from ufs.preprocessing import input_matrix, standardize
+from ufs.preprocessing import input_matrix
 
+METHOD = "lrpfs_ma2024"
 DATASETS = "wine,breast_cancer,lung_discrete,jaffe,glioma,leukemia,umist"
-H_SPEC = {"percent": [1, 2, 5, 10, 20], "min": 5, "max": 300}
 CAP = 30  # the authors' maxIter (usage example of LRPFS.m)
 SEED = 0
 
@@ -72,69 +67,35 @@ def _period2(f: np.ndarray) -> str:
     return f"{np.median(r[t % 2 == 1]):.2g} / {np.median(r[t % 2 == 0]):.2g}"
 
 
-def _acc(X: np.ndarray, y: np.ndarray, sel: np.ndarray) -> float:
-    res = evaluate_clustering(X[:, sel], y, n_restarts=20, seed_offset=SEED)
-    return float(res.summary()["acc_mean"])
-
-
-def _archived(archive: Path | None, ds: str, method: str = "lrpfs_ma2024") -> dict[int, list]:
-    if archive is None:
-        return {}
-    for f in sorted((archive / ds).glob(f"{method}.c*.json")):
-        for e in json.loads(f.read_text())["evaluations"]:
-            if e["label_free"]:
-                return {r["h"]: r["selected"] for r in e["results"]}
-    return {}
-
-
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--datasets", default=DATASETS, help="comma-separated data set names")
+    ap = common.parser(__doc__, DATASETS)
     ap.add_argument("--factor", type=int, default=10, help="iterations of the long fit / cap")
-    ap.add_argument("--mirror", default="/work/shared/datasets", help="offline data mirror")
-    ap.add_argument(
-        "--archive",
-        default="/work/arch_inputs/evaluations",
-        help="archived evaluations to check the cap fit against ('' to skip)",
-    )
     args = ap.parse_args(argv)
-    archive = Path(args.archive) if args.archive and Path(args.archive).is_dir() else None
+    common.evaluations_dir(args.archive)  # an archive file is extracted here, before the timings
     k = CAP * args.factor
     stops, rows = [], []
-    for ds in [s.strip() for s in args.datasets.split(",") if s.strip()]:
+    for ds in common.dataset_names(args.datasets):
         t0 = time.process_time()
-        d = load_dataset(ds, mirror=args.mirror)
-        Xz, y = standardize(d.X).X, d.y
-        X01 = input_matrix("unit_range", d.X, Xz)
+        Xz, y, c, raw = common.load_zscored(ds, args.mirror)
+        X01 = input_matrix("unit_range", raw, Xz)
         n, p = Xz.shape
-        c = int(y.max()) + 1
         cap, lng, mm = _fit(X01, c, CAP), _fit(X01, c, k), _fit(X01, c, k, "mm")
         rr = {
             name: resolved_rank(e.scores_) for name, e in (("cap", cap), ("10x", lng), ("mm", mm))
         }
         f30, fk, fmm = cap.objective_, lng.objective_, mm.objective_
-        hs = relative_h(H_SPEC, p)
-        arch = _archived(archive, ds)
-        repro = (
-            all(list(cap.feature_order_[:h]) == arch[h] for h in hs if h in arch) if arch else None
-        )
+        hs = common.h_grid(p)
+        repro = common.archive_cell(args.archive, ds, METHOD, cap.feature_order_, hs)
         stops.append(
             f"| {ds} | {n}×{p}, c={c} | {cap.converged_} / {lng.converged_} | "
             f"{_min_rel_change(f30):.2g} / {_min_rel_change(fk):.2g} | {_period2(fk)} | "
             f"{f30[-1]:.3g} / {fk[-1]:.3g} ({(fk[-1] - f30[-1]) / abs(f30[-1]):+.0%}) | "
             f"{rr['cap']} / {rr['10x']} | {mm.converged_}, {_min_rel_change(fmm):.1g}, "
-            f"{fmm[-1]:.3g}, rank {rr['mm']} | {'n/a' if repro is None else repro} |"
+            f"{fmm[-1]:.3g}, rank {rr['mm']} | {repro} |"
         )
-        for h in hs:
-            s_cap, s_lng = cap.feature_order_[:h], lng.feature_order_[:h]
-            a_cap, a_lng = _acc(Xz, y, s_cap), _acc(Xz, y, s_lng)
-            ov = len(np.intersect1d(s_cap, s_lng)) / h
-            m_cap = " ◊" if h > rr["cap"] else ""
-            m_lng = " ◊" if h > rr["10x"] else ""
-            rows.append(
-                f"| {ds} | {h} | {ov:.2f} | {a_cap:.3f}{m_cap} | {a_lng:.3f}{m_lng} | "
-                f"{a_lng - a_cap:+.3f} |"
-            )
+        rows += common.overlap_acc_rows(
+            ds, Xz, y, cap.feature_order_, lng.feature_order_, hs, rr["cap"], rr["10x"]
+        )
         print(f"[{ds}: {time.process_time() - t0:.1f} CPU s]", flush=True)
     print(f"\nLRPFS (lrpfs_ma2024), label-free defaults; cap = {CAP} (authors), 10x = {k}; "
           "tol = 1e-6 (relative change)\n")  # fmt: skip
@@ -145,9 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|")
     print("\n".join(stops))
-    print(f"\n| data set | h | overlap | ACC {CAP} | ACC {k} | ΔACC |")
-    print("|---|---|---|---|---|---|")
-    print("\n".join(rows))
+    common.print_overlap_table(rows, CAP, k)
 
 
 if __name__ == "__main__":

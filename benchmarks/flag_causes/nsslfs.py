@@ -2,7 +2,7 @@
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
         python benchmarks/flag_causes/nsslfs.py [--datasets lung_discrete,colon,digits,jaffe]
-        [--factor 10] [--mirror DIR] [--archive DIR]
+        [--factor 10] [--mirror DIR] [--archive FILE|DIR|'']
 
 For each data set, NSSLFS runs as in the benchmark's label-free protocol (registry
 defaults: ``lam = 1``, ``max_iter = 2000``, ``tol = 1e-5``; z-scored input; ``k = c``;
@@ -22,8 +22,10 @@ and per benchmark h (``round(p × {1, 2, 5, 10, 20} %)`` clipped to [5, 300]):
   on the selected z-scored columns, :func:`ufs.evaluation.evaluate_clustering`, as the
   benchmark's evaluate step.
 
-``--archive DIR`` (e.g. ``/work/arch_inputs/evaluations``) also checks that the "cap"
-selection equals the archived label-free selection of the benchmark run at every h.
+The "cap" selection is checked to equal the archived label-free selection of the
+benchmark run at every h (the script stops if not; ``(archive ✓)`` marks a checked data
+set): ``--archive`` is the benchmark archive (default ``benchmarks/results/benchmark.tar.xz``,
+extracted to a temporary folder) or an evaluations folder; ``--archive ''`` skips the check.
 
 ``--eps E`` overrides the smoothing ``ε`` (default 1e-6) in every fit (a deviation from
 the defaults, for the question whether the slow convergence is the near-exact ℓ1).
@@ -36,47 +38,33 @@ h after the extra iterations, and the further relative drop of ``J_ε``.
 
 from __future__ import annotations
 
-import argparse
-import glob
-import json
 import time
 import warnings
-from pathlib import Path
 
+import _common as common
 import numpy as np
 
 from ufs import make_estimator
-from ufs.bench.config import relative_h
-from ufs.datasets import load_dataset
-from ufs.evaluation import evaluate_clustering
 from ufs.linalg import row_norms, top_rows
 from ufs.methods.nsslfs import nsslfs_objective
-from ufs.preprocessing import standardize
 from ufs.validation import constant_feature_mask
 
 METHOD = "nsslfs"
-H_SPEC = {"percent": [1, 2, 5, 10, 20], "min": 5, "max": 300}
 DEFAULT_DATASETS = "lung_discrete,colon,digits,jaffe"
-DEFAULT_MIRROR = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 
 
-def archived(archive: str | None, ds: str) -> dict[int, list[int]] | None:
-    """The archived label-free selections ``{h: selected}`` of METHOD on ``ds``."""
-    if not archive:
-        return None
-    for f in sorted(glob.glob(f"{archive}/{ds}/{METHOD}.c*.json")):
-        for ev in json.load(open(f))["evaluations"]:
-            if ev["label_free"]:
-                return {r["h"]: r["selected"] for r in ev["results"]}
-    return None
-
-
-def run(ds: str, factor: int, mirror: str, seed: int, restarts: int, archive: str | None, **params):
-    data = load_dataset(ds, mirror=mirror)
-    X, y = standardize(data.X).X, data.y
+def run(
+    ds: str,
+    factor: int,
+    mirror: str | None,
+    seed: int,
+    restarts: int,
+    archive: str | None,
+    **params,
+):
+    X, y, c, _ = common.load_zscored(ds, mirror)
     n, p = X.shape
-    c = int(y.max()) + 1
-    hs = relative_h(H_SPEC, p)
+    hs = common.h_grid(p)
     informative = np.flatnonzero(~constant_feature_mask(X))
     est = make_estimator(
         METHOD, n_features_to_select=max(hs), n_clusters=c, random_state=seed, **params
@@ -104,36 +92,22 @@ def run(ds: str, factor: int, mirror: str, seed: int, restarts: int, archive: st
     order_cap = informative[top_rows(snap["scores"], informative.size)]
     order_long = np.asarray(est.feature_order_)
     j_cap = J[it_cap]
-    rows = []
-    ref = archived(archive, ds)
-    for h in hs:
-        s_cap, s_long = order_cap[:h], order_long[:h]
-        if ref is not None and h in ref and sorted(s_cap.tolist()) != sorted(ref[h]):
-            raise SystemExit(f"{ds} h={h}: the cap selection differs from the archived one")
-        acc_cap = evaluate_clustering(X[:, s_cap], y, n_restarts=restarts).mean("acc")
-        acc_long = evaluate_clustering(X[:, s_long], y, n_restarts=restarts).mean("acc")
-        rows.append(
-            {
-                "ds": f"{ds} ({n}×{p}, c={c})",
-                "h": h,
-                "it_cap": f"{it_cap} {'✓' if conv_cap else '†'}",
-                "it_long": f"{n_long} {'✓' if est.converged_ else '†'}",
-                "dj_cap": (J[it_cap - 1] - J[it_cap]) / abs(J[it_cap - 1]),
-                "j_drop": (j_cap - J[-1]) / abs(j_cap),
-                "overlap": len(np.intersect1d(s_cap, s_long)) / h,
-                "acc_cap": acc_cap,
-                "acc_long": acc_long,
-                "cpu": cpu,
-            }
-        )
-    return rows, ref is not None
+    checked = common.require_archive(archive, ds, METHOD, {h: order_cap[:h] for h in hs})
+    fixed = {  # the cells that do not depend on h
+        "ds": f"{ds} ({n}×{p}, c={c})",
+        "it_cap": common.iterations_cell(it_cap, conv_cap),
+        "it_long": common.iterations_cell(n_long, est.converged_),
+        "dj_cap": (J[it_cap - 1] - J[it_cap]) / abs(J[it_cap - 1]),
+        "j_drop": (j_cap - J[-1]) / abs(j_cap),
+        "cpu": cpu,
+    }
+    rows = [{**fixed, **common.cap_long(X, y, order_cap, order_long, h, restarts)} for h in hs]
+    return rows, checked
 
 
-def drift_study(ds: str, factor: int, mirror: str, seed: int, **params) -> str:
-    data = load_dataset(ds, mirror=mirror)
-    X = standardize(data.X).X
-    c = int(data.y.max()) + 1
-    hs = relative_h(H_SPEC, X.shape[1])
+def drift_study(ds: str, factor: int, mirror: str | None, seed: int, **params) -> str:
+    X, _, c, _ = common.load_zscored(ds, mirror)
+    hs = common.h_grid(X.shape[1])
     informative = np.flatnonzero(~constant_feature_mask(X))
     est = make_estimator(
         METHOD, n_features_to_select=max(hs), n_clusters=c, random_state=seed, **params
@@ -175,15 +149,8 @@ def parts(X, W, H, est) -> tuple[float, float, float]:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--datasets", default=DEFAULT_DATASETS, help="comma-separated names ('' for none)"
-    )
-    ap.add_argument("--factor", type=int, default=10, help="long cap = factor × max_iter")
-    ap.add_argument("--mirror", default=str(DEFAULT_MIRROR), help="offline data mirror")
-    ap.add_argument("--seed", type=int, default=0, help="random_state of the fit")
-    ap.add_argument("--restarts", type=int, default=20, help="k-means restarts")
-    ap.add_argument("--archive", default=None, help="evaluations dir to check against")
+    ap = common.parser(__doc__, DEFAULT_DATASETS, "comma-separated names ('' for none)")
+    common.add_long_fit_options(ap)
     ap.add_argument("--drift-study", default=None, help="data sets to continue past tol")
     ap.add_argument("--eps", type=float, default=None, help="override the smoothing ε")
     args = ap.parse_args(argv)
@@ -193,7 +160,7 @@ def main(argv=None) -> None:
         "ACC 10x | ΔACC | CPU s |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for ds in filter(None, args.datasets.split(",")):
+    for ds in common.dataset_names(args.datasets):
         rows, checked = run(
             ds, args.factor, args.mirror, args.seed, args.restarts, args.archive, **params
         )
@@ -210,7 +177,7 @@ def main(argv=None) -> None:
         print("drop of J_ε, overlap of the tol-stopped top h with the top h at the end.\n")
         print("| data set | iterations | J drop | loss / ℓ2,1 / ‖H‖² terms | overlap by h |")
         print("|---|---|---|---|---|")
-        for ds in args.drift_study.split(","):
+        for ds in common.dataset_names(args.drift_study):
             print(drift_study(ds, args.factor, args.mirror, args.seed, **params), flush=True)
 
 

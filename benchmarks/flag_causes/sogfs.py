@@ -15,31 +15,27 @@ the benchmark) and reports ``c``, the resolved rank (features above 1e-4 of the 
 resolved rank and the k-means ACC (20 restarts, seeds 0..19, as the benchmark) averaged
 over the benchmark's h values (``round(p × {1,2,5,10,20} %)`` in [5, 300]). A second table
 reads the authors' outputs on digits (``shared/parity/digits/sogfs__g{1,100}.npz``) and
-gives the same counts for their ``W``.
+gives the same counts for their ``W``. On stderr: whether the γ = 1 fit reproduces the
+archived label-free selection (``--archive``: the benchmark archive by default, ``''`` to
+skip).
 Run with one BLAS thread: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python
 benchmarks/flag_causes/sogfs.py --datasets colon,lung_discrete,jaffe,digits,mfeat_fac``.
 """
 
 from __future__ import annotations
 
-import argparse
 import warnings
-from pathlib import Path
 
+import _common as common
 import numpy as np
 import scipy.sparse.linalg as spla
 
 from ufs.base import resolved_rank
-from ufs.bench.config import relative_h
-from ufs.datasets import load_dataset
-from ufs.evaluation import evaluate_clustering
 from ufs.methods import SOGFS
 from ufs.methods._optimal_graph import sym_laplacian
-from ufs.preprocessing import standardize
 
+METHOD = "sogfs"
 DATASETS = "colon,lung_discrete,jaffe,digits,mfeat_fac"
-H_SPEC = {"percent": [1, 2, 5, 10, 20], "min": 5, "max": 300}
-SHARED = Path(__file__).resolve().parents[3] / "shared"
 
 
 def _fit(X: np.ndarray, c: int, gamma: float) -> SOGFS:
@@ -48,43 +44,30 @@ def _fit(X: np.ndarray, c: int, gamma: float) -> SOGFS:
         return SOGFS(10, c, gamma=gamma, random_state=0).fit(X)
 
 
-def _mean_acc(X: np.ndarray, y: np.ndarray, order: np.ndarray, hs: list[int]) -> float:
-    accs = [
-        evaluate_clustering(X[:, order[:h]], y, n_restarts=20, seed_offset=0).summary()["acc_mean"]
-        for h in hs
-    ]
-    return float(np.mean(accs))
-
-
 def _unit_features(X: np.ndarray) -> np.ndarray:
     Xc = X - X.mean(axis=0)
     return Xc / np.sqrt(np.einsum("ij,ij->j", Xc, Xc) + np.finfo(float).eps)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--datasets", default=DATASETS, help="comma-separated data set names")
+    ap = common.parser(__doc__, DATASETS)
     ap.add_argument("--gammas", default="1,0.1,0.01,0.001", help="γ values for the sweep")
-    ap.add_argument("--mirror", default=str(SHARED / "datasets"))
     args = ap.parse_args()
-    gammas = [float(g) for g in args.gammas.split(",")]
-    sweep = " | ".join(f"γ={g:g}: rr / ACC" for g in gammas)
+    gammas, sweep = common.gamma_sweep(args.gammas)
     print(
         "| data set | n × p | c = m | converged / iters (γ=1) | rr (γ=1) | rows ‖w‖>0.5 | "
         f"‖W‖₂,₁ − m | Tr(WᵀXᵀLXW) | mean diag XᵀLX | λ_max(L_S) | {sweep} |"
     )
     print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|" + "---|" * len(gammas))
-    for name in args.datasets.split(","):
-        d = load_dataset(name, mirror=args.mirror)
-        X, y = standardize(d.X).X, d.y
+    for name in common.dataset_names(args.datasets):
+        X, y, c, _ = common.load_zscored(name, args.mirror)
         n, p = X.shape
-        c = int(y.max()) + 1
-        hs = relative_h(H_SPEC, int(np.sum(np.any(X != 0, axis=0))))
+        hs = common.h_grid_nonconstant(X)
         cells, est = [], None
         for g in gammas:
             e = _fit(X, c, g)
             est = e if g == 1.0 else est
-            cells.append(f"{e.resolved_rank_} / {_mean_acc(X, y, e.feature_order_, hs):.3f}")
+            cells.append(common.sweep_cell(e, X, y, hs))
         est = est or _fit(X, c, 1.0)
         keep = np.any(X != 0, axis=0)  # W_ has rows for the non-constant features only
         Xu, L = _unit_features(X[:, keep]), sym_laplacian(est.S_)
@@ -99,12 +82,14 @@ def main() -> None:
             f"{trace:.3f} | {diag:.4f} | {lmax:.3f} | " + " | ".join(cells) + " |",
             flush=True,
         )
+        sel = {h: est.feature_order_[:h] for h in hs}
+        common.note_archive(args.archive, name, METHOD, sel, "γ = 1")
 
     print("\nAuthors' code on digits (400 × 56, c = 10; `shared/parity/digits`):\n")
     print("| reference | γ | rr of their ‖w_i‖ | rows ‖w‖>0.5 | largest other ‖w_i‖ | ‖W‖₂,₁ − m |")
     print("|---|---:|---:|---:|---:|---:|")
     for tag, g in (("sogfs__g1", 1), ("sogfs__g100", 100)):
-        path = SHARED / "parity" / "digits" / f"{tag}.npz"
+        path = common.SHARED / "parity" / "digits" / f"{tag}.npz"
         if not path.exists():
             print(f"| {tag} | {g} | (missing) | | | |")
             continue

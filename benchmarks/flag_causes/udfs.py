@@ -15,28 +15,24 @@ of the same fit in the authors' mode (``fs_unsup_udfs``: fixed 20 iterations, ε
 eps, parity-tested against the authors' code on digits) with k = 5, λ = 1e-3 and with the
 authors' ``LocalDisAna`` defaults (k = 15, λ = 1000); and, for γ in ``--gammas``, the resolved
 rank and the k-means ACC (20 restarts, seeds 0..19, ``ufs.evaluation.evaluate_clustering``)
-averaged over the benchmark's h values (``round(p × {1,2,5,10,20} %)`` in [5, 300]).
-Deterministic. Run with one BLAS thread: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python
+averaged over the benchmark's h values (``round(p × {1,2,5,10,20} %)`` in [5, 300]). On
+stderr: whether the γ = 1 fit reproduces the archived label-free selection (``--archive``:
+the benchmark archive by default, ``''`` to skip). Deterministic. Run with one BLAS thread: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python
 benchmarks/flag_causes/udfs.py --datasets colon,glioma,srbct,warpar10p,lung_discrete,jaffe``.
 """
 
 from __future__ import annotations
 
-import argparse
 import warnings
-from pathlib import Path
 
+import _common as common
 import numpy as np
 
-from ufs.bench.config import relative_h
-from ufs.datasets import load_dataset
-from ufs.evaluation import evaluate_clustering
 from ufs.linalg import MATLAB_EPS
 from ufs.methods import UDFS
-from ufs.preprocessing import standardize
 
+METHOD = "udfs"
 DATASETS = "colon,glioma,srbct,warpar10p,bbc,lung_discrete,jaffe,yale"
-H_SPEC = {"percent": [1, 2, 5, 10, 20], "min": 5, "max": 300}
 
 
 def _fit(X: np.ndarray, c: int, **kw) -> UDFS:
@@ -45,35 +41,20 @@ def _fit(X: np.ndarray, c: int, **kw) -> UDFS:
         return UDFS(10, c, **kw).fit(X)
 
 
-def _mean_acc(X: np.ndarray, y: np.ndarray, order: np.ndarray, hs: list[int]) -> float:
-    accs = [
-        evaluate_clustering(X[:, order[:h]], y, n_restarts=20, seed_offset=0).summary()["acc_mean"]
-        for h in hs
-    ]
-    return float(np.mean(accs))
-
-
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--datasets", default=DATASETS, help="comma-separated data set names")
+    ap = common.parser(__doc__, DATASETS)
     ap.add_argument("--gammas", default="1,0.01,0.0001", help="γ values for the sweep")
-    ap.add_argument(
-        "--mirror", default=str(Path(__file__).resolve().parents[3] / "shared" / "datasets")
-    )
     args = ap.parse_args()
-    gammas = [float(g) for g in args.gammas.split(",")]
-    sweep = " | ".join(f"γ={g:g}: rr / ACC" for g in gammas)
+    gammas, sweep = common.gamma_sweep(args.gammas)
     print(
         "| data set | n × p | c | k·n/p | Tr(M) | rr (γ=1) | ‖W‖₂,₁ − c | Tr(WᵀMW) | "
         f"authors' mode rr (k=5, λ=1e-3) | authors' LocalDisAna rr (k=15, λ=1e3) | {sweep} |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + "---|" * len(gammas))
-    for name in args.datasets.split(","):
-        d = load_dataset(name, mirror=args.mirror)
-        X, y = standardize(d.X).X, d.y
+    for name in common.dataset_names(args.datasets):
+        X, y, c, _ = common.load_zscored(name, args.mirror)
         n, p = X.shape
-        c = int(y.max()) + 1
-        hs = relative_h(H_SPEC, int(np.sum(np.any(X != 0, axis=0))))
+        hs = common.h_grid_nonconstant(X)
         est = _fit(X, c)  # label-free defaults: γ = 1, λ = 1e-3, k = 5
         Xk = X[:, np.any(X != 0, axis=0)]  # W_ has rows for the non-constant features only
         M_W = Xk @ est.W_
@@ -86,7 +67,7 @@ def main() -> None:
         cells = []
         for g in gammas:
             e = est if g == 1.0 else _fit(X, c, gamma=g)
-            cells.append(f"{e.resolved_rank_} / {_mean_acc(X, y, e.feature_order_, hs):.3f}")
+            cells.append(common.sweep_cell(e, X, y, hs))
         print(
             f"| {name} | {n} × {p} | {c} | {5 * n / p:.2f} | {trM:.1f} | {est.resolved_rank_} | "
             f"{excess:.3f} | {trace:.3f} | {a5.resolved_rank_} | {a15.resolved_rank_} | "
@@ -94,6 +75,8 @@ def main() -> None:
             + " |",
             flush=True,
         )
+        sel = {h: est.feature_order_[:h] for h in hs}
+        common.note_archive(args.archive, name, METHOD, sel, "γ = 1")
 
 
 if __name__ == "__main__":

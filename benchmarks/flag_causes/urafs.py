@@ -2,7 +2,7 @@
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
         python benchmarks/flag_causes/urafs.py [--datasets digits,jaffe,golfs_sim1,nci9,mfeat_fac]
-        [--factor 10] [--mirror DIR] [--archive DIR] [--rank-study bbc]
+        [--factor 10] [--mirror DIR] [--archive FILE|DIR|''] [--rank-study bbc]
 
 For each data set, URAFS runs as in the benchmark's label-free protocol (registry
 defaults ``lam = alpha = beta = 1``, kNN support k = 5; ``max_iter = 100``, ``tol = 1e-6``,
@@ -30,51 +30,27 @@ for ``max_iter_w`` (Algorithm-1 re-weighting steps per outer iteration) ∈ {5, 
 80}: whether the rows below 1e-4 are rows the ℓ2,1 model zeroes (they keep falling as the
 re-weighting goes on) or round-off.
 
-``--archive DIR`` (e.g. ``/work/arch_inputs/evaluations``) also checks that the "cap"
-selection equals the archived label-free selection of the benchmark run at every h.
+The "cap" selection is checked to equal the archived label-free selection of the
+benchmark run at every h (the script stops if not; ``(archive ✓)`` marks a checked data
+set): ``--archive`` is the benchmark archive (default ``benchmarks/results/benchmark.tar.xz``,
+extracted to a temporary folder) or an evaluations folder; ``--archive ''`` skips the check.
 """
 
 from __future__ import annotations
 
-import argparse
-import glob
-import json
 import time
 import warnings
-from pathlib import Path
 
+import _common as common
 import numpy as np
 
 from ufs import make_estimator
 from ufs.base import resolved_rank
-from ufs.bench.config import relative_h
-from ufs.datasets import load_dataset
-from ufs.evaluation import evaluate_clustering
 from ufs.linalg import row_norms, top_rows
-from ufs.preprocessing import standardize
 from ufs.validation import constant_feature_mask
 
 METHOD = "urafs"
-H_SPEC = {"percent": [1, 2, 5, 10, 20], "min": 5, "max": 300}
 DEFAULT_DATASETS = "digits,jaffe,golfs_sim1,nci9,mfeat_fac"
-DEFAULT_MIRROR = Path(__file__).resolve().parents[3] / "shared" / "datasets"
-
-
-def archived(archive: str | None, ds: str) -> dict[int, list[int]] | None:
-    """The archived label-free selections ``{h: selected}`` of METHOD on ``ds``."""
-    if not archive:
-        return None
-    for f in sorted(glob.glob(f"{archive}/{ds}/{METHOD}.c*.json")):
-        for ev in json.load(open(f))["evaluations"]:
-            if ev["label_free"]:
-                return {r["h"]: r["selected"] for r in ev["results"]}
-    return None
-
-
-def load(ds: str, mirror: str):
-    data = load_dataset(ds, mirror=mirror)
-    X, y = standardize(data.X).X, data.y
-    return X, y, int(y.max()) + 1
 
 
 def fit(X, c, seed, **params):
@@ -85,10 +61,10 @@ def fit(X, c, seed, **params):
     return est
 
 
-def run(ds: str, factor: int, mirror: str, seed: int, restarts: int, archive: str | None):
-    X, y, c = load(ds, mirror)
+def run(ds: str, factor: int, mirror: str | None, seed: int, restarts: int, archive: str | None):
+    X, y, c, _ = common.load_zscored(ds, mirror)
     n, p = X.shape
-    hs = relative_h(H_SPEC, p)
+    hs = common.h_grid(p)
     informative = np.flatnonzero(~constant_feature_mask(X))
     cap = int(make_estimator(METHOD, n_clusters=c).max_iter)
     scores: dict[int, np.ndarray] = {}
@@ -117,36 +93,23 @@ def run(ds: str, factor: int, mirror: str, seed: int, restarts: int, archive: st
     order_long = np.asarray(est.feature_order_)
     j_cap = J[it_cap - 1]
     rr_cap, rr_long = resolved_rank(s_cap), int(est.resolved_rank_)
-    ref = archived(archive, ds)
-    rows = []
-    for h in hs:
-        sel_cap, sel_long = order_cap[:h], order_long[:h]
-        if ref is not None and h in ref and sorted(sel_cap.tolist()) != sorted(ref[h]):
-            raise SystemExit(f"{ds} h={h}: the cap selection differs from the archived one")
-        acc_cap = evaluate_clustering(X[:, sel_cap], y, n_restarts=restarts).mean("acc")
-        acc_long = evaluate_clustering(X[:, sel_long], y, n_restarts=restarts).mean("acc")
-        rows.append(
-            {
-                "ds": f"{ds} ({n}×{p}, c={c}){' (archive ✓)' if ref is not None else ''}",
-                "h": h,
-                "it_cap": f"{it_cap} {'✓' if conv_cap else '†'}",
-                "it_long": f"{n_long} {'✓' if est.converged_ else '†'}",
-                "dj_cap": abs(J[it_cap - 1] - J[it_cap - 2]) / abs(J[it_cap - 2]),
-                "ds_cap": ds_cap if not conv_cap else float("nan"),
-                "j_change": (J[-1] - j_cap) / abs(j_cap),
-                "overlap": len(np.intersect1d(sel_cap, sel_long)) / h,
-                "rr": f"{rr_cap} / {rr_long}",
-                "acc_cap": acc_cap,
-                "acc_long": acc_long,
-                "cpu": cpu,
-            }
-        )
-    return rows
+    checked = common.require_archive(archive, ds, METHOD, {h: order_cap[:h] for h in hs})
+    fixed = {  # the cells that do not depend on h
+        "ds": f"{ds} ({n}×{p}, c={c}){' (archive ✓)' if checked else ''}",
+        "it_cap": common.iterations_cell(it_cap, conv_cap),
+        "it_long": common.iterations_cell(n_long, est.converged_),
+        "dj_cap": abs(J[it_cap - 1] - J[it_cap - 2]) / abs(J[it_cap - 2]),
+        "ds_cap": ds_cap if not conv_cap else float("nan"),
+        "j_change": (J[-1] - j_cap) / abs(j_cap),
+        "rr": f"{rr_cap} / {rr_long}",
+        "cpu": cpu,
+    }
+    return [{**fixed, **common.cap_long(X, y, order_cap, order_long, h, restarts)} for h in hs]
 
 
-def rank_study(ds: str, mirror: str, seed: int) -> None:
-    X, y, c = load(ds, mirror)
-    hs = relative_h(H_SPEC, X.shape[1])
+def rank_study(ds: str, mirror: str | None, seed: int) -> None:
+    X, _, c, _ = common.load_zscored(ds, mirror)
+    hs = common.h_grid(X.shape[1])
     print(f"\n`resolved_rank_` on {ds} ({X.shape[0]}×{X.shape[1]}, c={c}, h = {hs}) at the")
     print("default cap, by Algorithm-1 steps per outer iteration (`max_iter_w`):\n")
     print(
@@ -162,7 +125,7 @@ def rank_study(ds: str, mirror: str, seed: int) -> None:
         overlap = " ".join(f"{len(np.intersect1d(order[:h], base[:h])) / h:.2f}" for h in hs)
         cells = [
             str(mw),
-            f"{est.n_iter_} {'✓' if est.converged_ else '†'}",
+            common.iterations_cell(est.n_iter_, est.converged_),
             str(int(np.sum(w > 1e-2))),
             str(resolved_rank(s)),
             str(int(np.sum(w > 1e-8))),
@@ -172,13 +135,8 @@ def rank_study(ds: str, mirror: str, seed: int) -> None:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--datasets", default=DEFAULT_DATASETS, help="comma-separated names")
-    ap.add_argument("--factor", type=int, default=10, help="long cap = factor × max_iter")
-    ap.add_argument("--mirror", default=str(DEFAULT_MIRROR), help="offline data mirror")
-    ap.add_argument("--seed", type=int, default=0, help="random_state of the fit")
-    ap.add_argument("--restarts", type=int, default=20, help="k-means restarts")
-    ap.add_argument("--archive", default=None, help="evaluations dir to check against")
+    ap = common.parser(__doc__, DEFAULT_DATASETS, "comma-separated names")
+    common.add_long_fit_options(ap)
     ap.add_argument("--rank-study", default=None, help="data set for the max_iter_w study")
     args = ap.parse_args(argv)
     if args.datasets:
@@ -187,7 +145,7 @@ def main(argv=None) -> None:
             "rr cap / 10x | ACC cap | ACC 10x | ΔACC | CPU s |"
         )
         print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-        for ds in args.datasets.split(","):
+        for ds in common.dataset_names(args.datasets):
             for r in run(ds, args.factor, args.mirror, args.seed, args.restarts, args.archive):
                 print(
                     f"| {r['ds']} | {r['h']} | {r['it_cap']} | {r['it_long']} | "
