@@ -672,7 +672,8 @@ def _cd_subtitle(r: RankResult) -> str:
     elif post_hoc(r):
         sub = (
             f"Friedman χ² = {r.statistic:.1f}, p = {_fmt_p(r.pvalue)} (significant at "
-            f"α = {r.alpha:g}); a bar joins methods not significantly different (Nemenyi)"
+            f"α = {r.alpha:g}); bars: Nemenyi CD, a picture of mean ranks (the paired tests "
+            "decide pairs)"
         )
     else:
         sub = (
@@ -705,9 +706,12 @@ def cd_figure(result: RankResult):
     import matplotlib.pyplot as plt
 
     r = result
-    title = f"{PROTOCOL_TITLES[r.protocol]}, {r.metric.upper()}: average rank over {r.n} data " + (
-        "set" if r.n == 1 else "sets"
+    unit = (
+        ("family" if r.n == 1 else "families")
+        if r.families
+        else ("data set" if r.n == 1 else "data sets")
     )
+    title = f"{PROTOCOL_TITLES[r.protocol]}, {r.metric.upper()}: average rank over {r.n} {unit}"
     if r.avg_rank.empty:
         fig, ax = plt.subplots(figsize=(7, 1.6))
         ax.axis("off")
