@@ -269,6 +269,40 @@ def test_a_fresh_machine_restores_resumes_and_regenerates(tmp_path):
     assert jobs.get("fit") == 2 and jobs.get("evaluate") == 2, jobs  # one chunk per data set
 
 
+@pytest.mark.slow
+def test_a_restored_evaluation_whose_lineage_changed_is_refitted(tmp_path):
+    """Issue 37: after a restore, a chunk whose method (data, budget, setting) changed is
+    re-fitted and re-evaluated, and nothing else. A changed solver changes the plan's
+    lineage of its chunks; here the recorded lineage of one restored evaluation is
+    changed instead (the same mismatch, without editing the package). Before the stale
+    marker, Snakemake kept the restored file: its fit files are missing but producible,
+    which does not re-run an existing output, and a restored file has no metadata."""
+    from ufs.fileio import read_json, write_json
+
+    from .workflow_helpers import run_snakemake, write_config
+
+    cfg_run = {**RESUME, "datasets": {"wine": {"h": [2, 4, 6]}}, "protocols": ["label_free"]}
+    first = tmp_path / "first"
+    first.mkdir()
+    run_snakemake(first, write_config(first, cfg_run))
+    archive = tmp_path / "run.tar.xz"
+    write_archive(first / "results", write_config(first, cfg_run), archive)
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    cfg = write_config(fresh, cfg_run)
+    restore_archive(archive, fresh / "results")
+    assert not {"fit", "evaluate"} & set(_jobs(run_snakemake(fresh, cfg, "-n").stdout))
+    path = fresh / "results" / "evaluations" / "wine" / "mcfs.c000.json"
+    doc = read_json(path)
+    write_json(path, {**doc, "lineage": "0" * 16})
+    jobs = _jobs(run_snakemake(fresh, cfg, "-n").stdout)
+    assert jobs.get("fit") == 1 and jobs.get("evaluate") == 1, jobs
+    run_snakemake(fresh, cfg)
+    assert read_json(path)["lineage"] != "0" * 16  # evaluated again, at the plan's lineage
+    after = run_snakemake(fresh, cfg, "-n").stdout
+    assert "Nothing to be done" in after, after[after.find("Job stats") :]
+
+
 # -- an archive of a run in progress -------------------------------------------------------
 
 

@@ -247,17 +247,54 @@ def restored_evaluation(dataset, chunk):
     return ev is not None and ev.get("lineage") == chunk_lineage(dataset, chunk)
 
 
+def stale_lineage(dataset, chunk):
+    """The plan's lineage of ``chunk`` when its evaluation was restored (fit files absent)
+    with another recorded lineage: a method, data set, budget or setting changed since the
+    archive. ``None`` otherwise (no evaluation yet, fit files present, no recorded lineage
+    or the same one)."""
+    if os.path.exists(f"{OUT}/fits/{dataset}/{chunk}.json"):
+        return None
+    ev = _read_or_none(f"{OUT}/evaluations/{dataset}/{chunk}.json")
+    if ev is None or not ev.get("lineage"):
+        return None
+    lineage = chunk_lineage(dataset, chunk)
+    return lineage if ev["lineage"] != lineage else None
+
+
 def evaluate_inputs(w):
     """The evaluate job's inputs: the data and the fit job's outputs, or none for a
     restored evaluation (:func:`restored_evaluation`), so that Snakemake neither re-fits
-    nor re-evaluates it."""
+    nor re-evaluates it. A restored evaluation whose lineage is no longer the plan's
+    (:func:`stale_lineage`) also gets a marker named by the new lineage, written here
+    when the plan is made: newer than the evaluation, it re-runs the evaluation and so its
+    fit. Without it a restored evaluation stays "up to date" after a code change: missing
+    but producible fit files do not make Snakemake re-run an existing output, and a
+    restored file has no metadata for the ``params`` trigger (issue 37)."""
     if restored_evaluation(w.dataset, w.chunk):
         return {}
-    return {
+    inputs = {
         "data": data_file(w.dataset),
         "result": f"{OUT}/fits/{w.dataset}/{w.chunk}.npz",
         "info": f"{OUT}/fits/{w.dataset}/{w.chunk}.json",
     }
+    stale = stale_lineage(w.dataset, w.chunk)
+    if stale is not None:
+        marker = f"{OUT}/stale/{w.dataset}/{w.chunk}/{stale}.txt"
+        if not os.path.exists(marker):
+            os.makedirs(os.path.dirname(marker), exist_ok=True)
+            with open(marker, "w") as out:
+                out.write(
+                    f"{w.dataset}/{w.chunk}: the restored evaluation's lineage is not the "
+                    f"plan's ({stale}); evaluated again\n"
+                )
+        inputs["stale"] = marker
+    elif os.path.isdir(f"{OUT}/stale/{w.dataset}/{w.chunk}"):
+        # the marker of the current lineage stays an input once used, so that the set of
+        # inputs recorded by the re-run is the plan's next time too
+        marker = f"{OUT}/stale/{w.dataset}/{w.chunk}/{chunk_lineage(w.dataset, w.chunk)}.txt"
+        if os.path.exists(marker):
+            inputs["stale"] = marker
+    return inputs
 
 
 def chunk_message(dataset, chunk):

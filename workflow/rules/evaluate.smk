@@ -29,3 +29,4 @@ rule evaluate:
         "../envs/ufs.yaml"
     script:
         "../scripts/evaluate_selection.py"
+
