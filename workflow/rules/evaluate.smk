@@ -29,4 +29,3 @@ rule evaluate:
         "../envs/ufs.yaml"
     script:
         "../scripts/evaluate_selection.py"
-
