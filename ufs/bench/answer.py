@@ -33,6 +33,7 @@ __all__ = [
     "verdict_summary",
     "TITLES",
     "resolution_sentence",
+    "unit",
 ]
 
 #: the protocols as the answer names them
@@ -122,10 +123,10 @@ def resolution_sentence(k: int, n: int, alpha: float, unit: str = "data sets") -
     )
 
 
-def _unit(r: ranking.RankResult) -> str:
-    if r.view == "primary" or r.families:
-        return "families" if r.families else "data sets"
-    return "data sets"
+def unit(r: ranking.RankResult) -> str:
+    """What one of the comparison's N is: a family (where some have several members) or a
+    data set."""
+    return "families" if r.families else "data sets"
 
 
 def support_lines(
@@ -170,8 +171,7 @@ def support_lines(
 
 def _line(r: ranking.RankResult, res: pd.DataFrame, pairs: dict) -> str:
     what = f"**{TITLES[r.protocol]} {r.metric.upper()}**"
-    unit = _unit(r)
-    head = f"- {what} (N = {r.n} {unit}, k = {r.k}): "
+    head = f"- {what} (N = {r.n} {unit(r)}, k = {r.k}): "
     if not r.applicable:
         return head + f"no rank test: {r.note}."
     d = paired.detectable(r.k, r.n, r.alpha)

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..fileio import read_json, write_text
-from . import flag_causes, ranking, references, sensitivity, views
+from . import answer, flag_causes, ranking, references, sensitivity, views
 from .aggregate import FLAGGED, degenerate_fits, fit_records
 from .answer import TITLES, pairwise_results, support_lines
 from .config import REPLICATE_SEP
@@ -1036,8 +1036,6 @@ def _view_intro(results: list[ranking.RankResult]) -> str:
 
 
 def _resolution_lines(results: list[ranking.RankResult]) -> list[str]:
-    from .answer import resolution_sentence
-
     lines = []
     seen = set()
     for r in _ordered(results):
@@ -1045,8 +1043,10 @@ def _resolution_lines(results: list[ranking.RankResult]) -> list[str]:
         if key in seen or not r.applicable:
             continue
         seen.add(key)
-        unit = "families" if r.families else "data sets"
-        lines.append(f"- {TITLES[r.protocol]}: " + resolution_sentence(r.k, r.n, r.alpha, unit))
+        lines.append(
+            f"- {TITLES[r.protocol]}: "
+            + answer.resolution_sentence(r.k, r.n, r.alpha, answer.unit(r))
+        )
     if not lines:
         return []
     return ["**What these N can show**, per protocol:", "", *lines, ""]
@@ -1082,17 +1082,13 @@ def _pairs_section(results: list[ranking.RankResult], pairs: dict) -> list[str]:
                 str(int(x["n"])),
                 f"{int(x['wins'])}/{int(x['ties'])}/{int(x['losses'])}",
                 f"{_pp(x['median_diff'])} [{_pp(x['ci_low'])}, {_pp(x['ci_high'])}]",
-                _p(x["p_holm"]),
+                references._p(x["p_holm"]),
             ]
             for _, x in part.iterrows()
         ]
         header = ["better", "worse", "N", "W/T/L", "median diff [95 % CI]", "p (Holm)"]
         lines += _table(header, rows, right={2, 5})
     return lines
-
-
-def _p(x: float) -> str:
-    return "–" if pd.isna(x) else (f"{x:.2g}" if x >= 1e-3 else f"{x:.0e}")
 
 
 def _simulations_section(run: Run) -> list[str]:

@@ -47,9 +47,7 @@ def sensitivity(
         )
         tested = answer.pairwise_results([r], families_of=v, effects=False)[(protocol, metric)]
         row = answer.verdict_summary(r, res, tested)
-        row.update(
-            title=v.title, left_out=r.left_out, unit="families" if r.families else "data sets"
-        )
+        row.update(title=v.title, left_out=r.left_out, unit=answer.unit(r))
         out[v.key] = row
     return out
 

@@ -4,7 +4,7 @@ one missing-data rule for every test, data set families and the sensitivity view
 * **Cells.** Per protocol and metric, a method's result at one ``h`` of one data set is a
   *cell* (the metric's mean over k-means restarts and simulation replicates; a ``full``
   method, all features, has one row that serves every ``h``). A fit over the compute
-  budget has no cell (:mod:`ufs.bench.budget`).
+  budget (:mod:`ufs.bench.budget`) has no result of its own; the rule below fills it.
 * **One missing-data rule** (:data:`MISSING_DATA_RULE`), the same in the Friedman test,
   the Wilcoxon tests and the Bayesian test, per (data set, h) cell:
 
@@ -64,7 +64,7 @@ __all__ = [
 ]
 
 #: data set → its family (the source its samples come from); a data set not named here
-#: is a family of its own. Checked against the registry by ``tests/test_views.py``.
+#: is a family of its own. Checked against the registry by ``tests/test_verdicts.py``.
 DATASET_FAMILIES: dict[str, str] = {
     # the 72 bone-marrow samples of Golub et al. (1999), 47 ALL / 25 AML in all three
     "allaml": "golub",
@@ -117,10 +117,6 @@ def is_simulation(dataset: str) -> bool:
         return False
 
 
-def _h_key(label) -> str:
-    return str(label)
-
-
 def cell_table(
     tables: pd.DataFrame,
     protocol: str,
@@ -143,7 +139,7 @@ def cell_table(
     if part.empty:
         empty = pd.DataFrame(dtype=float)
         return empty, empty.astype(object)
-    part = part.assign(h_key=part["h_label"].map(_h_key))
+    part = part.assign(h_key=part["h_label"].astype(str))
     if "status" not in part:
         part = part.assign(status="ok")
     numeric = part[part["h_key"] != "all"]
@@ -162,7 +158,7 @@ def cell_table(
     if impute_budget and budget.to_numpy().any():
         ref = tables if reference_rows is None else reference_rows
         rand = ref[(ref["protocol"] == "label_free") & (ref["method"] == IMPUTE_WITH)]
-        fill = rand.assign(h=rand["h_label"].map(_h_key)).groupby(["dataset", "h"])[col].mean()
+        fill = rand.assign(h=rand["h_label"].astype(str)).groupby(["dataset", "h"])[col].mean()
         fill = fill.reindex(values.index)
         for m in values.columns[budget.any(axis=0).to_numpy()]:
             values[m] = values[m].where(~budget[m].to_numpy(), fill)
@@ -301,8 +297,3 @@ def view_scores(
     the shared cells (:func:`support_scores`), then one row per family."""
     scores, dropped = support_scores(values, methods)
     return collapse_families(scores, families), dropped
-
-
-def n_units(index: Iterable[str]) -> int:
-    """How many independent units an index of data sets or families holds."""
-    return int(np.unique(np.asarray(list(index), dtype=object)).size)

@@ -237,48 +237,39 @@ def chunk_lineage(dataset, chunk):
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def restored_evaluation(dataset, chunk):
-    """Whether the evaluation of ``chunk`` is done without its fit files: they are
-    absent (a fresh machine after ``ufs benchmark-restore``) and the evaluation's
-    recorded lineage is the plan's (same data, tasks, code, budget and settings)."""
-    if os.path.exists(f"{OUT}/fits/{dataset}/{chunk}.json"):
-        return False
-    ev = _read_or_none(f"{OUT}/evaluations/{dataset}/{chunk}.json")
-    return ev is not None and ev.get("lineage") == chunk_lineage(dataset, chunk)
-
-
-def stale_lineage(dataset, chunk):
-    """The plan's lineage of ``chunk`` when its evaluation was restored (fit files absent)
-    with another recorded lineage: a method, data set, budget or setting changed since the
-    archive. ``None`` otherwise (no evaluation yet, fit files present, no recorded lineage
-    or the same one)."""
+def _restored_lineages(dataset, chunk):
+    """(recorded, plan) lineages of a chunk whose evaluation was restored without its fit
+    files (a fresh machine after ``ufs benchmark-restore``); ``None`` when the fit files
+    are there or there is no evaluation with a recorded lineage. Read once per chunk."""
     if os.path.exists(f"{OUT}/fits/{dataset}/{chunk}.json"):
         return None
     ev = _read_or_none(f"{OUT}/evaluations/{dataset}/{chunk}.json")
     if ev is None or not ev.get("lineage"):
         return None
-    lineage = chunk_lineage(dataset, chunk)
-    return lineage if ev["lineage"] != lineage else None
+    return ev["lineage"], chunk_lineage(dataset, chunk)
 
 
 def evaluate_inputs(w):
-    """The evaluate job's inputs: the data and the fit job's outputs, or none for a
-    restored evaluation (:func:`restored_evaluation`), so that Snakemake neither re-fits
-    nor re-evaluates it. A restored evaluation whose lineage is no longer the plan's
-    (:func:`stale_lineage`) also gets a marker named by the new lineage, written here
-    when the plan is made: newer than the evaluation, it re-runs the evaluation and so its
-    fit. Without it a restored evaluation stays "up to date" after a code change: missing
-    but producible fit files do not make Snakemake re-run an existing output, and a
-    restored file has no metadata for the ``params`` trigger (issue 37)."""
-    if restored_evaluation(w.dataset, w.chunk):
+    """The evaluate job's inputs: the data and the fit job's outputs, or none for an
+    evaluation restored without its fit files whose recorded lineage is the plan's (same
+    data, tasks, code, budget and settings; :func:`_restored_lineages`), so that Snakemake
+    neither re-fits nor re-evaluates it. A restored evaluation whose lineage is no longer the plan's (a
+    method, data set, budget or setting changed since the archive) also gets a marker
+    named by the new lineage, written here when the plan is made: newer than the
+    evaluation, it re-runs the evaluation and so its fit. Without it a restored evaluation
+    stays "up to date" after a code change: missing but producible fit files do not make
+    Snakemake re-run an existing output, and a restored file has no metadata for the
+    ``params`` trigger (issue 37)."""
+    lineages = _restored_lineages(w.dataset, w.chunk)
+    if lineages is not None and lineages[0] == lineages[1]:
         return {}
     inputs = {
         "data": data_file(w.dataset),
         "result": f"{OUT}/fits/{w.dataset}/{w.chunk}.npz",
         "info": f"{OUT}/fits/{w.dataset}/{w.chunk}.json",
     }
-    stale = stale_lineage(w.dataset, w.chunk)
-    if stale is not None:
+    if lineages is not None:  # restored, and stale
+        stale = lineages[1]
         marker = f"{OUT}/stale/{w.dataset}/{w.chunk}/{stale}.txt"
         if not os.path.exists(marker):
             os.makedirs(os.path.dirname(marker), exist_ok=True)

@@ -2,7 +2,7 @@ rule evaluate:
     # k-means × R restarts for every task of a chunk and every h it covers.
     input:
         # data, fit result and info; none for an evaluation restored from an archive whose
-        # lineage is current (restored_evaluation): it is done without its fit files
+        # lineage is current (evaluate_inputs): it is done without its fit files
         unpack(evaluate_inputs),
     output:
         f"{OUT}/evaluations/{{dataset}}/{{chunk}}.json",
