@@ -85,8 +85,7 @@ def _tuned_grid_sizes(tables) -> str:
     tuned = tables[tables.protocol == "oracle"].dropna(subset=["n_settings"])
     sizes = tuned.groupby("method").n_settings.agg(["min", "max"]).astype(int)
     return ", ".join(
-        f"{m} {lo}" if lo == hi else f"{m} {lo}–{hi}"
-        for m, (lo, hi) in sizes.iterrows()
+        f"{m} {lo}" if lo == hi else f"{m} {lo}–{hi}" for m, (lo, hi) in sizes.iterrows()
     )
 
 
@@ -259,6 +258,8 @@ def _benchmark_report(args: argparse.Namespace) -> int:
                 note=args.note or None,
                 include_variants=args.include_variants,
                 min_h_values=args.min_h_values,
+                absolute_h=args.absolute_h,
+                absolute_h_report=args.absolute_h_report,
             )
         except (ArchiveError, FileNotFoundError) as exc:
             print(f"error: {exc}", file=sys.stderr)
@@ -279,8 +280,10 @@ def _benchmark_report(args: argparse.Namespace) -> int:
             include_variants=args.include_variants,
             min_h_values=args.min_h_values,
             input_scaling=args.input_scaling,
+            absolute_h=args.absolute_h,
+            absolute_h_report=args.absolute_h_report,
         )
-    except NoResultsError as exc:
+    except (NoResultsError, ArchiveError) as exc:
         print(f"error: {exc}; run the benchmark workflow first", file=sys.stderr)
         return 2
     print(f"wrote {args.out} (CD diagrams in {args.img_dir})")
@@ -463,6 +466,17 @@ def _add_benchmark_report(sub) -> None:
         help="results of the input-scaling overlays (<dir>/<space>/tables): compare the "
         "ranking of the seed methods on z-scored, raw and [0, 1] inputs",
     )
+    bench.add_argument(
+        "--absolute-h",
+        default=None,
+        help="the archive of the absolute h view's run (config/experiments/overrides/"
+        "benchmark_absolute_h.yaml): compare its verdicts with the relative grid's",
+    )
+    bench.add_argument(
+        "--absolute-h-report",
+        default="",
+        help="a link to the absolute h run's own report, printed in its section",
+    )
 
 
 def _add_benchmark_archive(sub) -> None:
@@ -475,8 +489,10 @@ def _add_benchmark_archive(sub) -> None:
     )
     arc.add_argument(
         "--config",
-        default="config/experiments/benchmark.yaml",
-        help="the config the run was made with, stored in the archive (%(default)s)",
+        nargs="+",
+        default=["config/experiments/benchmark.yaml"],
+        help="the config the run was made with, stored in the archive (%(default)s); "
+        "a base and overlays (as given to snakemake --configfile) are stored merged",
     )
     arc.add_argument(
         "--out",

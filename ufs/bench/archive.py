@@ -31,7 +31,7 @@ import hashlib
 import io
 import json
 import tarfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,9 +95,26 @@ def _counts(members: Iterable[str]) -> dict[str, int]:
     }
 
 
+def config_text(paths: Sequence[str | Path]) -> tuple[str, str]:
+    """(label, YAML text) of the config a run was made with: one file as it is; several
+    (``--configfile base overlay``) merged as Snakemake merges them
+    (:func:`ufs.bench.config.merge_configs`), under a comment naming the files."""
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise ArchiveError("no config file given")
+    label = " + ".join(p.as_posix() for p in paths)
+    if len(paths) == 1:
+        return label, paths[0].read_text()
+    from .config import merge_configs
+
+    merged = merge_configs(*(yaml.safe_load(p.read_text()) or {} for p in paths))
+    head = f"# merged as Snakemake merges --configfile {' '.join(p.as_posix() for p in paths)}\n"
+    return label, head + yaml.safe_dump(merged, sort_keys=False, allow_unicode=True)
+
+
 def write_archive(
     results_dir: str | Path,
-    config_path: str | Path,
+    config_path: str | Path | Sequence[str | Path],
     out: str | Path,
     *,
     note: str = "",
@@ -106,7 +123,8 @@ def write_archive(
 ) -> dict[str, Any]:
     """Write the archive ``out`` (atomically) of ``results_dir``'s evaluations, benchmark
     files and data records, with the config ``config_path`` the run was made with and
-    ``note`` (how the run was made: overlays, slices; shown by the report). Every
+    ``note`` (how the run was made: overlays, slices; shown by the report); several
+    config files (a base and overlays) are stored merged (:func:`config_text`). Every
     evaluation is read first (:func:`ufs.fileio.read_json` verifies its checksum), so a
     damaged one stops the archive. ``commit``: default the checkout's. ``input_scaling``:
     the folder of the input-scaling runs (``<dir>/<space>/tables/*.csv``), whose tables
@@ -125,16 +143,17 @@ def write_archive(
     for m in members:
         if m.endswith(".json"):
             read_json(sources[m])  # a damaged file stops here, named
-    config_text = Path(config_path).read_text()
-    config = yaml.safe_load(config_text) or {}
+    paths = [config_path] if isinstance(config_path, (str, Path)) else list(config_path)
+    label, text = config_text(paths)
+    config = yaml.safe_load(text) or {}
     blobs = {m: sources[m].read_bytes() for m in members}
     manifest = {
         "format": ARCHIVE_FORMAT,
         "commit": git_commit() if commit is None else commit,
         "config": {
-            "path": Path(config_path).as_posix(),
-            "sha256": _sha256(config_text.encode()),
-            "text": config_text,
+            "path": label,
+            "sha256": _sha256(text.encode()),
+            "text": text,
         },
         "budget_seconds": (config.get("jobs") or {}).get("fit_budget_seconds"),
         "note": note,

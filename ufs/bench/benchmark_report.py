@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..fileio import read_json, write_text
+from . import absolute_h as absolute_grid
 from . import answer, flag_causes, ranking, references, sensitivity, views
 from .aggregate import FLAGGED, degenerate_fits, fit_records
 from .answer import TITLES, pairwise_results, support_lines
@@ -161,12 +162,17 @@ def dataset_shape(results_dir: Path, dataset: str, tables: pd.DataFrame) -> tupl
         return None, (int(full["h"].iloc[0]) if len(full) else None), None
 
 
+def configured_datasets(config: dict[str, Any]) -> list[str]:
+    """The data sets a config runs: its ``only_datasets`` slice, else every entry."""
+    return list(config.get("only_datasets") or (config.get("datasets") or {}).keys())
+
+
 def load_run(results_dir: str | Path, config_path: str | Path) -> Run:
     """Read everything the report needs from ``results_dir`` and the config."""
     results_dir = Path(results_dir)
     config = load_config(config_path)
     tables = read_tables(results_dir)
-    configured = list((config.get("datasets") or {}).keys())
+    configured = configured_datasets(config)
     present = set(tables["dataset"].astype(str))
     datasets = [d for d in configured if d in present] + sorted(present - set(configured))
     return Run(
@@ -387,7 +393,7 @@ def _scope_section(run: Run) -> list[str]:
     if run.missing:
         lines += [
             f"*Partial results*: {_plural(len(run.missing), 'data set')} of the config's "
-            f"{len(run.config.get('datasets') or {})} without a table yet; every comparison "
+            f"{len(configured_datasets(run.config))} without a table yet; every comparison "
             "below covers only the data sets listed in it.",
             "",
         ]
@@ -1156,14 +1162,20 @@ def benchmark_report(
     min_h_values: int = 3,
     input_scaling: str | Path | None = None,
     source: str | None = None,
+    absolute_h: str | Path | None = None,
+    absolute_h_report: str = "",
 ) -> str:
     """Write the benchmark report ``out_md`` (atomically) and the CD diagrams into
     ``img_dir``; return the markdown. ``plots=False`` skips drawing the diagrams (their
     links stay); ``note``: how the run was made (overrides, slices), printed under the
     scope; ``source``: what the report says it was generated from (default
-    ``results_dir``). Raises :class:`NoResultsError` when ``results_dir`` has no tables."""
+    ``results_dir``); ``absolute_h``: the archive of the absolute h view's run
+    (:mod:`ufs.bench.absolute_h`), compared in its own section and a row of the
+    sensitivity table; ``absolute_h_report``: a link to that run's own report. Raises
+    :class:`NoResultsError` when ``results_dir`` has no tables."""
     out_md, img_dir = Path(out_md), Path(img_dir)
     run = load_run(results_dir, config_path)
+    absolute = load_archived_run(absolute_h) if absolute_h is not None else None
     choices = {"include_variants": include_variants, "min_h_values": min_h_values}
     view = views.PRIMARY
     results = ranking.rank_all(run.tables, view=view, **choices)
@@ -1180,7 +1192,12 @@ def benchmark_report(
         "",
         *support_lines(results, tests, run.protocols, pairs, intro=_view_intro(results)),
         *_resolution_lines(results),
-        *sensitivity.sensitivity_markdown(run.tables, alpha=alpha, min_h_values=min_h_values),
+        *sensitivity.sensitivity_markdown(
+            run.tables,
+            alpha=alpha,
+            min_h_values=min_h_values,
+            other_grids={absolute_grid.KEY: absolute.tables} if absolute else None,
+        ),
         *_pairs_section(results, pairs),
         *_scope_section(run),
         *([f"**How this run was made:** {note}", ""] if note else []),
@@ -1192,6 +1209,19 @@ def benchmark_report(
         *_simulations_section(run),
         *_best_section(run),
         *_scaling_section(run, input_scaling),
+        *(
+            absolute_grid.absolute_h_markdown(
+                run.tables,
+                absolute.tables,
+                planned=configured_datasets(absolute.config),
+                alpha=alpha,
+                min_h_values=min_h_values,
+                source=f"the archive `{Path(absolute_h).as_posix()}`",
+                full_report=absolute_h_report,
+            )
+            if absolute
+            else []
+        ),
         *_scores_section(run),
         *_gap_section(run),
         *_runtime_section(run),
@@ -1204,6 +1234,18 @@ def benchmark_report(
     return text
 
 
+def load_archived_run(archive: str | Path) -> Run:
+    """The :class:`Run` of a results archive (restored into a temporary folder and read
+    whole: nothing refers to the folder afterwards)."""
+    import tempfile
+
+    from .archive import report_inputs_from_archive
+
+    with tempfile.TemporaryDirectory(prefix="ufs-archive-") as tmp:
+        report_inputs_from_archive(archive, tmp)
+        return load_run(tmp, Path(tmp) / "config.yaml")
+
+
 def benchmark_report_from_archive(
     archive: str | Path,
     out_md: str | Path,
@@ -1213,6 +1255,8 @@ def benchmark_report_from_archive(
     note: str | None = None,
     include_variants: bool = False,
     min_h_values: int = 3,
+    absolute_h: str | Path | None = None,
+    absolute_h_report: str = "",
 ) -> str:
     """The report of a results archive alone (``ufs benchmark-report --archive``, issue
     28): its members are restored into a temporary folder, the per-data-set tables are
@@ -1245,6 +1289,8 @@ def benchmark_report_from_archive(
             min_h_values=min_h_values,
             input_scaling=scaling if scaling.is_dir() else None,
             source=f"the archive `{Path(archive).as_posix()}`",
+            absolute_h=absolute_h,
+            absolute_h_report=absolute_h_report,
         )
 
 

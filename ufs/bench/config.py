@@ -16,6 +16,7 @@ index are built once, so every per-job lookup of the workflow is a dict access.
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import re
@@ -45,6 +46,7 @@ __all__ = [
     "PROTOCOLS",
     "file_entry",
     "dataset_h",
+    "merge_configs",
     "relative_h",
     "resolve_h",
     "check_config_size",
@@ -597,6 +599,20 @@ def relative_h(spec: dict[str, Any], n_features: int) -> list[int]:
         if len(relaxed) > len(hs):
             return relaxed
     return hs
+
+
+def merge_configs(*configs: dict[str, Any]) -> dict[str, Any]:
+    """Several config files as one, as Snakemake merges ``--configfile a b``: a later
+    mapping updates an earlier one key by key, recursively; any other value (a list
+    included) replaces it. The inputs are not changed."""
+    out: dict[str, Any] = {}
+    for cfg in configs:
+        for key, value in (cfg or {}).items():
+            if isinstance(value, dict) and isinstance(out.get(key), dict):
+                out[key] = merge_configs(out[key], value)
+            else:
+                out[key] = copy.deepcopy(value)
+    return out
 
 
 def resolve_h(spec: Any, n_features: int | None) -> list[int]:

@@ -12,6 +12,8 @@ verdicts are the Holm-corrected Wilcoxon ones.)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 
 from . import answer, ranking, references, views
@@ -62,15 +64,24 @@ def sensitivity_markdown(
     alpha: float = 0.05,
     min_h_values: int = 3,
     protocols=("label_free",),
+    other_grids: Mapping[str, pd.DataFrame] | None = None,
 ) -> list[str]:
     """The sensitivity section: per protocol and metric, one row per view (N, Friedman
     p, ordered pairs, verdicts against the references, top method), then the pairs and
-    verdicts that hold in every view."""
+    verdicts that hold in every view. ``other_grids``: row key → the tables of a run on
+    another h grid (the absolute h view), one more row each under the primary view; such
+    a row is other fits on other h, shown beside the views but not counted in "every
+    view"."""
     lines = [
         "## How the verdicts move with the rules (sensitivity)",
         "",
         "Each row recomputes the verdicts of *What the tests support* under another rule: "
         + "; ".join(f"*{v.key}*: {v.title}" for v in views.SENSITIVITY_VIEWS)
+        + "".join(
+            f"; *{key}*: the primary view on another h grid (other fits, the section "
+            '*The absolute h view*; not counted in "every view" below)'
+            for key in other_grids or {}
+        )
         + ". Pairs are counted only where the Friedman test rejects; `a > b` pairs and the "
         "reference verdicts are Wilcoxon signed-rank tests with Holm, as in the primary view.",
         "",
@@ -90,7 +101,19 @@ def sensitivity_markdown(
                 "rank | left out |",
                 "|---|---:|---:|---:|---|---|---|---|---|---|",
             ]
-            for key, row in s.items():
+            extra = {
+                key: sensitivity(
+                    t,
+                    protocol=protocol,
+                    metric=metric,
+                    alpha=alpha,
+                    min_h_values=min_h_values,
+                    views_=(views.PRIMARY,),
+                )[views.PRIMARY.key]
+                for key, t in (other_grids or {}).items()
+                if not t[t["protocol"] == protocol].empty
+            }
+            for key, row in {**s, **extra}.items():
                 p = row["friedman_p"]
                 left = ", ".join(f"`{m}`" for m in row["left_out"]) or "–"
                 lines.append(
