@@ -84,5 +84,5 @@ def test_every_option_and_subcommand_has_a_help_text():
             if isinstance(action, argparse._SubParsersAction):
                 helped = {a.dest for a in action._choices_actions if a.help}
                 missing += [f"{prog} {name}" for name in action.choices if name not in helped]
-    assert len(list(_parsers(build_parser()))) == 8  # ufs and its seven commands
+    assert len(list(_parsers(build_parser()))) == 9  # ufs and its eight commands
     assert missing == []

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from ufs.bench.config import build_plan
+from ufs.bench.config import build_plan, merge_configs
 from ufs.datasets import available_datasets, get_dataset
 from ufs.registry import available_methods
 
@@ -83,14 +83,6 @@ def test_plan_builds(paper):
     assert len(plan.instances) == sum(reps.values())
 
 
-def _merged(base: dict, over: dict) -> dict:
-    """Snakemake's merge of several ``--configfile``s: nested mappings are updated."""
-    out = dict(base)
-    for k, v in over.items():
-        out[k] = _merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
-
-
 @pytest.mark.parametrize(
     "override", sorted((EXPERIMENTS / "overrides").glob("*.yaml")), ids=lambda p: p.stem
 )
@@ -104,7 +96,7 @@ def test_overrides_apply_to_their_paper(override):
     for section, entries in over.items():
         if isinstance(entries, dict):  # a section: only entries the config has
             assert set(entries) <= set(base[section]), f"{override.name}: unknown {section}"
-    cfg = _merged(base, over)
+    cfg = merge_configs(base, over)
     validate(cfg, str(SCHEMA))
     plan = build_plan(cfg)
     assert set(plan.settings) == set(cfg.get("only_methods") or cfg["methods"])

@@ -212,3 +212,47 @@ def test_every_computing_rule_carries_a_code_key():
     for rule in ("aggregate_dataset", "summary"):
         body = text.split(f"rule {rule}:", 1)[1].split("\nrule ", 1)[0]
         assert "code=AGGREGATE_CODE" in body, f"rule {rule} has no code key"
+
+
+def test_scheme_2_step_keys_ignore_comments_and_follow_code(tmp_path, monkeypatch):
+    """The keys the workflow uses now (ufs.bench.lineage, scheme 2): the same closures as
+    above, a comment changes none of them, a line of code in bench/status.py changes the
+    evaluation and aggregation keys, one in a method module changes only that method's."""
+    from ufs.bench.lineage import CodeVersions
+
+    copy = tmp_path / "ufs"
+    shutil.copytree(registry._PKG, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(registry, "_PKG", copy.resolve())
+
+    def keys():
+        c = CodeVersions(2)
+        return {
+            "eval": c.evaluate,
+            "data": c.data,
+            "aggregate": c.aggregate,
+            "graph": c.graph,
+            "mcfs": c.method("mcfs"),
+            "ndfs": c.method("ndfs"),
+        }
+
+    before = keys()
+    for f in ("bench/status.py", "methods/mcfs.py", "preprocessing.py"):
+        with open(copy / f, "a") as fh:
+            fh.write("# an edit\n")
+    assert keys() == before
+    with open(copy / "methods" / "mcfs.py", "a") as fh:
+        fh.write("_EDIT = 1\n")
+    after = keys()
+    assert after["mcfs"] != before["mcfs"]
+    assert {k: v for k, v in after.items() if k != "mcfs"} == {
+        k: v for k, v in before.items() if k != "mcfs"
+    }
+    with open(copy / "bench" / "status.py", "a") as fh:
+        fh.write("_EDIT = 1\n")
+    again = keys()
+    assert again["eval"] != after["eval"] and again["aggregate"] != after["aggregate"]
+    assert again["data"] == after["data"] and again["graph"] == after["graph"]
+    with open(copy / "preprocessing.py", "a") as fh:
+        fh.write("_EDIT = 1\n")
+    last = keys()
+    assert last["data"] != again["data"] and last["graph"] != again["graph"]

@@ -1,5 +1,5 @@
 """ufs command line: list the registered methods, run a small end-to-end demo, write the
-reproduction, benchmark and parity reports, archive and restore benchmark results."""
+reproduction, benchmark and parity reports, archive, migrate and restore benchmark results."""
 
 from __future__ import annotations
 
@@ -316,6 +316,27 @@ def _benchmark_archive(args: argparse.Namespace) -> int:
     return 0
 
 
+def _benchmark_migrate(args: argparse.Namespace) -> int:
+    """Translate archived lineages to the current scheme (ufs.bench.lineage)."""
+    from .bench.archive import ArchiveError
+    from .bench.config import ConfigError
+    from .bench.lineage import SCHEME, migrate_archive
+
+    try:
+        counts = migrate_archive(args.archive, args.out, mirror_dir=args.mirror_dir)
+    except (ArchiveError, ConfigError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    where = args.out or args.archive
+    print(
+        f"{counts['migrated']} evaluations migrated to lineage scheme {SCHEME}, "
+        f"{counts['current']} already current, {counts['stale']} stale (re-fitted by the "
+        f"next run), {counts['absent']} chunks without evaluation"
+        + (f"; wrote {where}" if counts["migrated"] else "; nothing written")
+    )
+    return 0
+
+
 def _benchmark_restore(args: argparse.Namespace) -> int:
     """Restore an archive into a results folder: the workflow then resumes the run."""
     from .bench.archive import ArchiveError, restore_archive
@@ -507,6 +528,18 @@ def _add_benchmark_archive(sub) -> None:
         default=None,
         help="also archive the tables of the input-scaling runs (<dir>/<space>/tables)",
     )
+    mig = sub.add_parser(
+        "benchmark-migrate",
+        help="translate an archive's lineages to the current code-version scheme "
+        "(no re-fit; ufs.bench.lineage)",
+    )
+    mig.add_argument("archive", help="the archive (ufs benchmark-archive)")
+    mig.add_argument("--out", default=None, help="write here (default: the archive, in place)")
+    mig.add_argument(
+        "--mirror-dir",
+        default=None,
+        help="the data mirror, if not the archive's config's mirror_dir",
+    )
     res = sub.add_parser(
         "benchmark-restore",
         help="restore a results archive so that the workflow resumes without re-fitting",
@@ -563,6 +596,7 @@ _COMMANDS = {
     "reproduction": _reproduction,
     "benchmark-report": _benchmark_report,
     "benchmark-archive": _benchmark_archive,
+    "benchmark-migrate": _benchmark_migrate,
     "benchmark-restore": _benchmark_restore,
     "parity": _parity,
     "methods": _methods,

@@ -120,6 +120,7 @@ def write_archive(
     note: str = "",
     commit: str | None = None,
     input_scaling: str | Path | None = None,
+    config_label: str | None = None,
 ) -> dict[str, Any]:
     """Write the archive ``out`` (atomically) of ``results_dir``'s evaluations, benchmark
     files and data records, with the config ``config_path`` the run was made with and
@@ -128,8 +129,9 @@ def write_archive(
     evaluation is read first (:func:`ufs.fileio.read_json` verifies its checksum), so a
     damaged one stops the archive. ``commit``: default the checkout's. ``input_scaling``:
     the folder of the input-scaling runs (``<dir>/<space>/tables/*.csv``), whose tables
-    the report compares; archived as ``input_scaling/<space>/tables/*.csv``. Returns the
-    manifest."""
+    the report compares; archived as ``input_scaling/<space>/tables/*.csv``.
+    ``config_label``: the config's name in the manifest (default: its file names). Returns
+    the manifest."""
     root = Path(results_dir)
     members = archive_members(root)
     sources = {m: root / m for m in members}
@@ -151,7 +153,7 @@ def write_archive(
         "format": ARCHIVE_FORMAT,
         "commit": git_commit() if commit is None else commit,
         "config": {
-            "path": label,
+            "path": config_label or label,
             "sha256": _sha256(text.encode()),
             "text": text,
         },

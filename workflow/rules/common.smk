@@ -1,19 +1,13 @@
 # Plan, paths and input functions shared by every rule. All logic lives in `ufs.bench`.
-import hashlib
-import json
-import math
 import os
 import re
-from types import SimpleNamespace
 
-import ufs.bench.budget
 import ufs.bench.io
 import ufs.fileio
 import ufs.bench.tracking
 from snakemake.exceptions import WorkflowError
 from ufs.bench.config import CHUNK_PATTERN, ConfigError, build_plan
-from ufs.datasets.mirror import sha256_file
-from ufs.registry import closure_hash, package_hash, source_hash
+from ufs.bench.lineage import PlanLineage
 
 try:
     PLAN = build_plan(config, warn=False)
@@ -58,18 +52,22 @@ GRAPHS = {s.graph_id: s.graph for _, s in PLAN.jobs() if s.graph_id}
 # Re-run triggers: Snakemake does not track imported modules, so the code version of
 # the method (its module plus the shared core) and of the evaluation is a rule param.
 # Each is the transitive closure of the step's modules (a change in an imported module,
-# e.g. the fit-status rule, re-runs the step), the methods' own modules left out.
-EVAL_CODE = closure_hash("evaluation.py", "metrics.py", "bench/steps.py")
-# reading and standardizing the data (issue 26 #7: the data rules were keyed on no code)
-DATA_CODE = closure_hash("bench/data_steps.py")
+# e.g. the fit-status rule, re-runs the step), the methods' own modules left out; a code
+# version hashes the modules' normalized syntax trees (docstrings, comments and formatting
+# left out: ufs.bench.lineage, scheme 2).
+LINEAGE = PlanLineage(PLAN, config, OUT)
+CODE = LINEAGE.code
+EVAL_CODE = CODE.evaluate
+# reading and standardizing the data (issue 26 #7): one key per data set,
+# LINEAGE.data_code(dataset) (ufs.bench.lineage.dataset_code): a new data set re-runs no other
 # the tables, figures and the summary (ranks, paired tests: aggregate.py imports them)
-AGGREGATE_CODE = closure_hash("bench/aggregate.py")
+AGGREGATE_CODE = CODE.aggregate
 # the summary's choices: data sets with fewer values of h are flagged and not ranked
 MIN_H_VALUES = int(EVAL.get("min_h_values", 3))
 # the MLflow jobs (a change of what is logged, or how, re-runs them: they are idempotent)
-TRACK_CODE = closure_hash("bench/tracking.py")
+TRACK_CODE = CODE.track
 # the kNN graph: ufs.graph.knn_graph on the method's input matrix (ufs.preprocessing)
-GRAPH_CODE = package_hash("graph.py", "preprocessing.py", "validation.py")
+GRAPH_CODE = CODE.graph
 
 # Datasets given as a file in the config (`datasets.<name>.file`) and registered ones: one
 # download rule each, so that the file datasets' re-run trigger (their spec and content
@@ -83,20 +81,10 @@ def one_of(names):
     return "|".join(re.escape(n) for n in names) or "(?!)"
 
 
-_CONTENT_SHA256 = {}
-
-
 def file_version(dataset):
-    """The whole file spec of a file dataset (``file``, ``sha256``, ``variables``,
-    ``label_column``, any key ufs.bench.config adds) and the sha256 of the file's content:
-    a change of either re-runs its download, whatever the file's mtime. The file is hashed
-    once per process (Snakemake may evaluate params more than once per job)."""
-    spec = PLAN.instances[dataset].file
-    st = os.stat(spec["file"])
-    key = (spec["file"], st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-    if key not in _CONTENT_SHA256:
-        _CONTENT_SHA256[key] = sha256_file(spec["file"])
-    return {**dict(sorted(spec.items())), "content_sha256": _CONTENT_SHA256[key]}
+    """The whole file spec of a file dataset and the sha256 of the file's content: a
+    change of either re-runs its download, whatever the file's mtime."""
+    return LINEAGE.file_version(dataset)
 
 
 wildcard_constraints:
@@ -112,37 +100,17 @@ def data_file(dataset):
 
 def chunk_tasks(dataset, chunk):
     """The fit tasks of one job, with everything the job needs to run them."""
-    out = []
-    for t in PLAN.chunks(dataset)[chunk]:
-        s = PLAN.setting(t.method, t.pid)
-        out.append({**t.as_dict(), "params": s.params, "graph_id": s.graph_id})
-    return out
-
-
-_GRAPH_CHUNKS = {}
-
-
-def graph_chunks(dataset):
-    """Graph id → the chunks of ``dataset`` whose tasks use that graph (once per dataset)."""
-    if dataset not in _GRAPH_CHUNKS:
-        users = {}
-        for c, tasks in PLAN.chunks(dataset).items():
-            for t in tasks:
-                gid = PLAN.setting(t.method, t.pid).graph_id
-                if gid:
-                    users.setdefault(gid, set()).add(c)
-        _GRAPH_CHUNKS[dataset] = users
-    return _GRAPH_CHUNKS[dataset]
+    return LINEAGE.chunk_tasks(dataset, chunk)
 
 
 def shared_graphs(dataset):
     """The graphs several fit jobs of ``dataset`` use: built once by the graph step and
     cached. A graph one fit job uses is built inside that job (no job of its own)."""
-    return sorted(g for g, chunks in graph_chunks(dataset).items() if len(chunks) > 1)
+    return LINEAGE.shared_graphs(dataset)
 
 
 def _chunk_gids(w):
-    return sorted({t["graph_id"] for t in chunk_tasks(w.dataset, w.chunk) if t["graph_id"]})
+    return LINEAGE.chunk_gids(w.dataset, w.chunk)
 
 
 def chunk_graphs(w):
@@ -155,22 +123,33 @@ def chunk_graphs(w):
 
 def chunk_graph_specs(w):
     """The specs of the graphs only this chunk uses: its fit job builds them."""
-    shared = set(shared_graphs(w.dataset))
-    return {gid: GRAPHS[gid] for gid in _chunk_gids(w) if gid not in shared}
-
-
-_CODE_VERSION = {}
+    return LINEAGE.chunk_graph_specs(w.dataset, w.chunk)
 
 
 def chunk_code(w):
-    """Code versions of the chunk's methods: a solver change re-runs its chunks. Hashed
-    once per method and process (a hash reads the method's files: ~3 ms)."""
-    methods = {t.method for t in PLAN.chunks(w.dataset)[w.chunk]}
-    for m in methods - _CODE_VERSION.keys():
-        _CODE_VERSION[m] = source_hash(m)
-    code = sorted(f"{m}:{_CODE_VERSION[m]}" for m in methods)
-    # a graph built in the job: the graph code too (the graph step's re-run trigger)
-    return code + ([f"graph:{GRAPH_CODE}"] if chunk_graph_specs(w) else [])
+    """Code versions of the chunk's methods: a solver change re-runs its chunks."""
+    return LINEAGE.chunk_code(w.dataset, w.chunk)
+
+
+def fit_budget_key(w):
+    """The fit job's budget parameter: the re-run key of ``jobs.fit_budget_seconds``
+    (:func:`ufs.bench.budget.budget_key`, from the job's recorded facts if there are any)."""
+    return LINEAGE.budget_key(w.dataset, w.chunk)
+
+
+def fit_runtime_minutes(wildcards):
+    """A fit job's time limit (resource ``runtime``, minutes; what the SLURM profile asks
+    for): every fit of the chunk at the per-fit CPU budget, plus 10 % and 10 minutes for
+    start-up and graphs, and at least the 120 minutes a job had before the budget."""
+    return LINEAGE.fit_runtime_minutes(wildcards.dataset, wildcards.chunk)
+
+
+def chunk_lineage(dataset, chunk):
+    """Everything an evaluation's content depends on, hashed (issue 28;
+    :meth:`ufs.bench.lineage.PlanLineage.chunk_lineage`). The evaluate job records it; an
+    evaluation whose fit files are absent (restored from an archive) is done when its
+    recorded lineage is this one (:func:`evaluate_inputs`)."""
+    return LINEAGE.chunk_lineage(dataset, chunk)
 
 
 def _read_or_none(path):
@@ -178,63 +157,6 @@ def _read_or_none(path):
         return ufs.fileio.read_json(path) if os.path.exists(path) else None
     except (OSError, ValueError):  # unreadable: no record (damaged_files has said why)
         return None
-
-
-_FIT_RECORDS = {}
-
-
-def fit_record(dataset, chunk):
-    """The fit job's recorded budget facts: its info file, else the copy a (restored)
-    evaluation holds (``fit_job``), else ``None``. Read once per process."""
-    key = (dataset, chunk)
-    if key not in _FIT_RECORDS:
-        info = _read_or_none(f"{OUT}/fits/{dataset}/{chunk}.json")
-        if info is None:
-            ev = _read_or_none(f"{OUT}/evaluations/{dataset}/{chunk}.json")
-            info = (ev or {}).get("fit_job")
-        _FIT_RECORDS[key] = info
-    return _FIT_RECORDS[key]
-
-
-def fit_budget_key(w):
-    """The fit job's budget parameter: the re-run key of ``jobs.fit_budget_seconds``
-    (:func:`ufs.bench.budget.budget_key`, from the job's recorded facts if there are any)."""
-    budget = (config.get("jobs") or {}).get("fit_budget_seconds", 600)
-    return ufs.bench.budget.budget_key(fit_record(w.dataset, w.chunk), budget)
-
-
-def fit_runtime_minutes(wildcards):
-    """A fit job's time limit (resource ``runtime``, minutes; what the SLURM profile asks
-    for): every fit of the chunk at the per-fit CPU budget, plus 10 % and 10 minutes for
-    start-up and graphs, and at least the 120 minutes a job had before the budget."""
-    budget = float((config.get("jobs") or {}).get("fit_budget_seconds", 600))
-    fits = sum(len(t.hs) for t in PLAN.chunks(wildcards.dataset)[wildcards.chunk])
-    return max(120, 10 + math.ceil(1.1 * fits * budget / 60))
-
-
-def chunk_lineage(dataset, chunk):
-    """Everything an evaluation's content depends on, hashed (issue 28): the data (data
-    set, seed, h, data code, a file dataset's spec and content), the fit job (its tasks
-    and parameters, graph specs, seed, method and graph code, budget key) and the
-    evaluation's own settings and code. The evaluate job records it; an evaluation whose
-    fit files are absent (restored from an archive) is done when its recorded lineage is
-    this one (:func:`evaluate_inputs`). The job's cosmetic ``message`` is left out."""
-    w = SimpleNamespace(dataset=dataset, chunk=chunk)
-    inst = PLAN.instances[dataset]
-    gids = _chunk_gids(w)
-    blob = {
-        "data": [inst.base, inst.seed, list(inst.hs), DATA_CODE]
-        + ([file_version(dataset)] if inst.file else []),
-        "fit": [
-            chunk_tasks(dataset, chunk),
-            {g: GRAPHS[g] for g in gids},
-            chunk_code(w),
-            fit_budget_key(w),
-        ],
-        "evaluate": [evaluation_meta(dataset, chunk), RESTARTS, NMI_AVERAGE, SEED, EVAL_CODE],
-    }
-    text = json.dumps(blob, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _restored_lineages(dataset, chunk):
@@ -306,15 +228,7 @@ def evaluation_meta(dataset, chunk):
     """The protocol membership of the chunk's settings (only theirs: all of the plan's
     would make every job's params grow with the plan, and re-run every evaluation when a
     method is added to the config)."""
-    inst = PLAN.instances[dataset]
-    settings = {}
-    for t in PLAN.chunks(dataset)[chunk]:
-        s = PLAN.setting(t.method, t.pid)
-        settings[f"{s.method}|{s.pid}"] = {
-            "label_free": s.label_free,
-            "in_grid": PLAN.in_grid(s, dataset),
-        }
-    return {"dataset": dataset, "dataset_base": inst.base, "seed": SEED, "settings": settings}
+    return LINEAGE.evaluation_meta(dataset, chunk)
 
 
 def evaluations_of(dataset):

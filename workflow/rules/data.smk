@@ -7,7 +7,7 @@ rule download:
         seed=lambda w: PLAN.instances[w.dataset].seed,
         mirror=config.get("mirror_dir", ""),
         cache=f"{RES}/cache",
-        code=DATA_CODE,
+        code=lambda w: LINEAGE.data_code(w.dataset),
     wildcard_constraints:
         dataset=one_of(REGISTERED_DATASETS),
     message:
@@ -40,7 +40,7 @@ rule download_file:
         mirror=config.get("mirror_dir", ""),
         cache=f"{RES}/cache",
         file=lambda w: file_version(w.dataset),
-        code=DATA_CODE,
+        code=lambda w: LINEAGE.data_code(w.dataset),
     wildcard_constraints:
         dataset=one_of(FILE_DATASETS),
     message:
@@ -67,7 +67,7 @@ rule standardize:
     params:
         # (config key, h values): a relative h grid resolved by the plan
         h=lambda w: [PLAN.instances[w.dataset].base, list(PLAN.instances[w.dataset].hs)],
-        code=DATA_CODE,
+        code=lambda w: LINEAGE.data_code(w.dataset),
     message:
         "validate and z-score {wildcards.dataset} (h = {params.h[1]})"
     log:

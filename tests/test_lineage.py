@@ -1,0 +1,255 @@
+"""Lineage that follows the code, not its formatting (issue 40): scheme-2 code versions
+ignore docstrings, comments and formatting, key modules by name, and change with a real
+line of code; the migration translates scheme-1 archives without re-fitting."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+
+import pytest
+
+from ufs.bench.archive import restore_archive, write_archive
+from ufs.bench.lineage import (
+    PlanLineage,
+    code_digest,
+    method_code,
+    module_name,
+    modules_hash,
+    normalized_source,
+)
+from ufs.registry import _PKG, source_files, source_hash
+
+SOURCE = textwrap.dedent(
+    '''
+    """Module docstring."""
+    import numpy as np
+
+
+    def f(x, k=3):
+        """Docstring of f."""
+        # a comment
+        y = np.sort(x)[:k]
+        "a string statement that is not a docstring"
+        return y
+
+
+    class C:
+        """Docstring of C."""
+
+        def m(self):
+            return 1
+    '''
+)
+
+
+def test_docstrings_comments_and_formatting_do_not_count():
+    edited = (
+        SOURCE.replace("Docstring of f.", "Another docstring, two\n    lines.")
+        .replace("# a comment", "# another comment\n    # and one more")
+        .replace("y = np.sort(x)[:k]", "y = np.sort( x )[ : k ]   # trailing comment")
+        .replace('"""Module docstring."""', "")
+        .replace('        """Docstring of C."""\n', "")
+    )
+    assert normalized_source(edited) == normalized_source(SOURCE)
+    # a body that was only a docstring stays a valid body
+    assert normalized_source('def g():\n    """Only a docstring."""\n') == "def g():\n    pass"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("[:k]", "[:k + 1]"),  # a changed line
+        ("k=3", "k=4"),  # a default
+        ('"a string statement that is not a docstring"', '"another"'),  # not a docstring
+        ("return 1", "return 2"),
+    ],
+)
+def test_a_real_change_counts(change):
+    assert normalized_source(SOURCE.replace(*change)) != normalized_source(SOURCE)
+
+
+def test_modules_are_keyed_by_name_not_path(tmp_path):
+    pkg = tmp_path / "ufs"
+    (pkg / "methods" / "mine").mkdir(parents=True)
+    (pkg / "methods" / "mine.py").write_text(SOURCE)
+    (pkg / "methods" / "mine" / "__init__.py").write_text(SOURCE.replace("# a comment", ""))
+    as_module = module_name(pkg / "methods" / "mine.py", root=pkg)
+    as_package = module_name(pkg / "methods" / "mine" / "__init__.py", root=pkg)
+    assert as_module == as_package == "ufs.methods.mine"
+    assert modules_hash([pkg / "methods" / "mine.py"], root=pkg) == modules_hash(
+        [pkg / "methods" / "mine" / "__init__.py"], root=pkg
+    )
+    # excluded by dotted prefix
+    assert modules_hash([pkg / "methods" / "mine.py"], root=pkg, exclude=("ufs.methods.",)) == (
+        modules_hash([], root=pkg)
+    )
+
+
+@pytest.fixture
+def package_copy(tmp_path):
+    """A copy of the ``ufs`` package and the copied closures of two methods."""
+    root = tmp_path / "ufs"
+    shutil.copytree(_PKG, root, ignore=shutil.ignore_patterns("__pycache__"))
+
+    def closure(name):
+        return [root / f.relative_to(_PKG) for f in source_files(name)]
+
+    return root, closure
+
+
+def _versions(root, closure):
+    return {m: modules_hash(closure(m), root=root) for m in ("fsbc", "mcfs")}
+
+
+def test_a_docstring_edit_to_fsbc_changes_no_code_version(package_copy):
+    """The FSBC edit issue 40 names: a docstring and a comment change nothing."""
+    root, closure = package_copy
+    before = _versions(root, closure)
+    fsbc = root / "methods" / "fsbc.py"
+    text = fsbc.read_text()
+    i = text.index('"""') + 3
+    fsbc.write_text(text[:i] + "An edited sentence. " + text[i:] + "\n# a trailing comment\n")
+    assert _versions(root, closure) == before
+
+
+def test_a_solver_line_changes_that_methods_version_only(package_copy):
+    root, closure = package_copy
+    before = _versions(root, closure)
+    fsbc = root / "methods" / "fsbc.py"
+    fsbc.write_text(fsbc.read_text() + "\n_UNUSED_BUT_CODE = 1\n")
+    after = _versions(root, closure)
+    assert after["fsbc"] != before["fsbc"] and after["mcfs"] == before["mcfs"]
+    # a shared kernel both import: both change
+    linalg = root / "linalg.py"
+    assert linalg in closure("fsbc") and linalg in closure("mcfs")
+    linalg.write_text(linalg.read_text() + "\n_SHARED = 2\n")
+    again = _versions(root, closure)
+    assert again["fsbc"] != after["fsbc"] and again["mcfs"] != after["mcfs"]
+
+
+def test_method_code_is_the_registry_entry_and_the_trees():
+    assert method_code("fsbc") != method_code("fsbc_nobal")  # same files, other entry
+    assert method_code("mcfs") == method_code("mcfs")
+    assert len(method_code("mcfs")) == 12
+    assert method_code("mcfs") != source_hash("mcfs")  # scheme 2 is not scheme 1
+    assert code_digest(_PKG / "metrics.py") == code_digest(str(_PKG / "metrics.py"))
+
+
+# -- the migration, on a real run ----------------------------------------------------------
+RUN = {
+    "output_dir": "results",
+    "resources_dir": "resources",
+    "seed": 0,
+    "evaluation": {"restarts": 3, "reference_draws": 3},
+    "jobs": {"tasks_per_job": 3},
+    "mlflow": {"enabled": False},
+    "protocols": ["label_free"],
+    "datasets": {"wine": {"h": [2, 4, 6]}},
+    "methods": {"all_features": {}, "random": {}, "laplacian_score": {}, "mcfs": {}},
+}
+
+
+@pytest.mark.slow
+def test_a_scheme_1_archive_is_migrated_without_refitting(tmp_path, capsys):
+    """An archive whose evaluations record scheme-1 lineages (as every archive made before
+    scheme 2): restored, its chunks are stale; migrated, a restore plans no fit, and an
+    evaluation whose lineage matches neither scheme is still re-fitted."""
+    from ufs.bench.config import build_plan
+    from ufs.cli import main
+    from ufs.fileio import read_json, write_json
+
+    from .test_archive import _jobs
+    from .workflow_helpers import run_snakemake, write_config
+
+    first = tmp_path / "first"
+    first.mkdir()
+    cfg = write_config(first, RUN)
+    run_snakemake(first, cfg)
+    out = first / "results"
+    old = PlanLineage(build_plan(RUN, warn=False), RUN, out, scheme=1)
+    files = sorted((out / "evaluations").glob("*/*.json"))
+    for path in files:
+        doc = read_json(path)
+        chunk = path.stem
+        doc["lineage"] = old.chunk_lineage(path.parent.name, chunk)
+        if chunk == "mcfs.c000":
+            doc["lineage"] = "0" * 16  # neither scheme: stays stale
+        write_json(path, doc)
+    archive = tmp_path / "old.tar.xz"
+    write_archive(out, cfg, archive, note="made under scheme 1")
+
+    stale = tmp_path / "stale"
+    stale.mkdir()
+    restore_archive(archive, stale / "results")
+    jobs = _jobs(run_snakemake(stale, write_config(stale, RUN), "-n").stdout)
+    assert jobs.get("fit") == len(files), jobs
+
+    assert main(["benchmark-migrate", str(archive), "--out", str(tmp_path / "new.tar.xz")]) == 0
+    said = capsys.readouterr().out
+    assert f"{len(files) - 1} evaluations migrated to lineage scheme 2" in said
+    assert "1 stale" in said
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    restore_archive(tmp_path / "new.tar.xz", fresh / "results")
+    jobs = _jobs(run_snakemake(fresh, write_config(fresh, RUN), "-n").stdout)
+    assert jobs.get("fit") == 1 and jobs.get("evaluate") == 1, jobs  # mcfs only
+    migrated = read_json(fresh / "results" / "evaluations" / "wine" / "random.c000.json")
+    assert migrated["lineage_migrated_from"] != migrated["lineage"]
+    # migrating again changes nothing and writes nothing
+    assert main(["benchmark-migrate", str(tmp_path / "new.tar.xz")]) == 0
+    assert "0 evaluations migrated" in capsys.readouterr().out
+
+
+# -- the data code of one data set ---------------------------------------------------------
+def test_a_new_catalog_entry_or_reader_changes_no_other_data_sets_code(package_copy, monkeypatch):
+    """Issue 38's loader must not re-fit the benchmark: the catalog and the modules only
+    it imports are hashed per data set, through each entry's own loader."""
+    import ufs.registry as reg
+    from ufs.bench.lineage import dataset_code
+
+    root, _ = package_copy
+    real = {d: dataset_code(d) for d in ("wine", "ar", "golfs_sim1")}
+    monkeypatch.setattr(reg, "_PKG", root.resolve())  # the shared part is read from the copy
+    assert {d: dataset_code(d) for d in real} == real
+    (root / "datasets" / "idx.py").write_text("def read_idx(path):\n    return path\n")
+    with open(root / "datasets" / "catalog.py", "a") as fh:
+        fh.write(
+            "\nfrom .idx import read_idx\n\n\ndef _idx_loader(**kw):\n    return read_idx(kw)\n"
+        )
+    assert {d: dataset_code(d) for d in real} == real
+    with open(root / "preprocessing.py", "a") as fh:  # shared code: every data set
+        fh.write("\n_EDIT = 1\n")
+    assert all(dataset_code(d) != real[d] for d in real)
+
+
+def test_a_data_sets_entry_and_loader_are_its_own(monkeypatch, tmp_path):
+    import dataclasses
+    import importlib.util
+
+    from ufs.bench.lineage import _function_closure, dataset_code
+    from ufs.datasets import registry as dreg
+
+    wine, ar = dataset_code("wine"), dataset_code("ar")
+    spec = dreg.get_dataset("ar")
+    monkeypatch.setitem(dreg._DATASETS, "ar", dataclasses.replace(spec, options={"x": 1}))
+    assert dataset_code("ar") != ar and dataset_code("wine") == wine
+    monkeypatch.setitem(dreg._DATASETS, "ar", dataclasses.replace(spec, notes="other text"))
+    assert dataset_code("ar") == ar  # documentation is not code
+
+    def probe(name, helper_body, doc):
+        path = tmp_path / f"{name}.py"
+        path.write_text(
+            f'def helper(x):\n    """{doc}"""\n    {helper_body}\n\n\n'
+            "def load(**kw):\n    return helper(kw)\n"
+        )
+        module_spec = importlib.util.spec_from_file_location(f"ufs._probe_{name}", path)
+        mod = importlib.util.module_from_spec(module_spec)
+        module_spec.loader.exec_module(mod)
+        out = {}
+        _function_closure(mod.load, out)
+        return sorted(v for k, v in out.items())
+
+    base = probe("a", "return x", "One docstring.")
+    assert probe("b", "return x", "Another docstring.") == base  # names differ, code same
+    assert probe("c", "return [x]", "One docstring.") != base  # the helper's code counts
