@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from .idx import read_idx
 from .mirror import (
     fetch_file,
     fetch_openml_dataset,
@@ -598,16 +599,6 @@ for _name, _id, _ver, _raw, _k, _per, _cite, _note in [
         "OpenML har (id 1478, unconfirmed); paper: first 500 per class → 3000",
     ),
     (
-        "fashion_mnist",
-        40996,
-        1,
-        (70000, 784),
-        10,
-        300,
-        "H. Xiao, K. Rasul, R. Vollgraf, Fashion-MNIST, arXiv:1708.07747, 2017",
-        "OpenML Fashion-MNIST (id 40996, unconfirmed); paper: first 300 per class → 3000",
-    ),
-    (
         "gina",
         1042,
         1,
@@ -662,6 +653,98 @@ for _name, _id, _ver, _raw, _k, _per, _cite, _note in [
             notes=_note,
         )
     )
+
+# -- Fashion-MNIST: the four official IDX files (issue 38) ------------------------------
+_FMNIST = ("zalandoresearch/fashion-mnist", "b2617bb6d3ffa2e429640350f613e3291e10b141")
+#: (mirror path, sha256, path in the repository): the training images and labels, then the
+#: test ones; the full set is the 60 000 training rows followed by the 10 000 test rows
+_FMNIST_FILES = (
+    (
+        "FashionMNIST/train-images-idx3-ubyte.gz",
+        "3aede38d61863908ad78613f6a32ed271626dd12800ba2636569512369268a84",
+        "data/fashion/train-images-idx3-ubyte.gz",
+    ),
+    (
+        "FashionMNIST/train-labels-idx1-ubyte.gz",
+        "a04f17134ac03560a47e3764e11b92fc97de4d1bfaf8ba1a3aa29af54cc90845",
+        "data/fashion/train-labels-idx1-ubyte.gz",
+    ),
+    (
+        "FashionMNIST/t10k-images-idx3-ubyte.gz",
+        "346e55b948d973a97e58d2351dde16a484bd415d4595297633bb08f03db6a073",
+        "data/fashion/t10k-images-idx3-ubyte.gz",
+    ),
+    (
+        "FashionMNIST/t10k-labels-idx1-ubyte.gz",
+        "67da17c76eaffca5446c3361aaab5c3cd6d1c2608764d35dfb1850b086bf8dd5",
+        "data/fashion/t10k-labels-idx1-ubyte.gz",
+    ),
+)
+
+
+def _idx_loader(
+    seed: int = 0,
+    mirror=None,
+    cache=None,
+    per_class: int | None = None,
+    files: tuple = (),
+    repo: tuple[str, str] = ("", ""),
+):
+    """Fashion-MNIST from its IDX files (images, labels pairs, in order), each from the
+    mirror or its pinned URL with its sha256 checked; the images flattened row by row
+    (28 × 28 → 784 features)."""
+    spec = get_dataset("fashion_mnist")
+    Xs, ys = [], []
+    for images, labels in zip(files[0::2], files[1::2], strict=True):
+        pair = []
+        for filename, sha256, path in (images, labels):
+            local = fetch_file(
+                spec.name,
+                filename=filename,
+                sha256=sha256,
+                url=raw_github_url(*repo, path),
+                mirror=mirror,
+                cache=cache,
+            )
+            pair.append((read_idx(local), local))
+        (X, x_path), (y, y_path) = pair
+        if X.ndim != 3 or y.ndim != 1 or len(X) != len(y):
+            raise ValueError(
+                f"dataset 'fashion_mnist': {x_path} holds {X.shape} images and {y_path} "
+                f"{y.shape} labels; expected n × 28 × 28 images and n labels"
+            )
+        Xs.append(X.reshape(len(X), -1))
+        ys.append(y)
+    X, y = np.concatenate(Xs), np.concatenate(ys)
+    _check_raw(spec, X, y, "the Fashion-MNIST IDX files")
+    X, y = _subsample(X, y, per_class)
+    return X, y, None
+
+
+CATALOG.append(
+    DatasetSpec(
+        name="fashion_mnist",
+        source="url",
+        n_samples=3000,
+        n_features=784,
+        n_classes=10,
+        loader=_idx_loader,
+        citation="H. Xiao, K. Rasul, R. Vollgraf, Fashion-MNIST, arXiv:1708.07747, 2017",
+        papers=_KM,
+        # the files are options, so that their hashes are part of the data set's lineage
+        options={"per_class": 300, "files": _FMNIST_FILES, "repo": _FMNIST},
+        url=raw_github_url(*_FMNIST, _FMNIST_FILES[0][2]),
+        filename=_FMNIST_FILES[0][0],
+        sha256=_FMNIST_FILES[0][1],
+        file_format="idx",
+        variables=("images", "labels"),
+        raw_shape=(70000, 784),
+        subsample="first 300 samples of each class (§V-A): all from the training file",
+        notes="the four official IDX files (training, then test: 70 000 rows); the "
+        "mirror's FashionMNIST/MANIFEST.tsv gives their provenance; all four are in "
+        "options['files'] with their sha256",
+    )
+)
 
 # -- no public copy known (manual mirror copy only) ---------------------------------------
 for _name, _file, _shape, _papers, _cite, _home, _note in [
