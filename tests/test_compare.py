@@ -41,17 +41,76 @@ def test_reductions_and_flags(files):
     assert r["ours"] == pytest.approx(0.52)
     r = cmp.loc[("m", "acc", "best")]
     assert r["ours"] == pytest.approx(0.66)  # oracle only: the label-free 0.90 is ignored
-    assert not r["differs"]  # |−0.04| ≤ 0.05
+    # 0.70 ± 0.05 published, 0.66 ± 0.02 ours, 20 restarts: margin 1.96·√((.05² + .02²)/20)
+    assert r["margin"] == pytest.approx(1.959964 * (0.0029 / 20) ** 0.5)  # = 0.0236
+    assert r["differs"] and r["agreement"] == "differs"  # |−0.04| > 0.0236
     assert cmp.loc[("m", "acc", "mean")]["ours"] == pytest.approx(0.59)
-    assert cmp.loc[("all_features", "acc", "all")]["differs"]  # +0.05 > 0.02 (no std)
+    # no published std: our standard error only (our std: the mean of the per-h stds)
+    assert cmp.loc[("m", "acc", "mean")]["basis"].startswith("our spread only")
+    assert cmp.loc[("all_features", "acc", "all")]["differs"]  # +0.05, ours ± 0.0
     assert cmp.loc[("nosuch", "acc", "best")]["status"] == "not run"
     assert cmp.loc[("m", "tp", "20")]["ours"] == 9.0
 
 
-def test_differs_uses_published_std(files):
+def test_agreement_uses_both_standard_errors(files):
     cmp = compare_published(files[0], [files[1]]).set_index(["method", "metric", "h"])
-    # ours 0.52 vs published 0.50 ± 0.01: a difference of 0.02 exceeds the std
-    assert cmp.loc[("m", "acc", "10")]["differs"]
+    # ours 0.52 ± 0.01 vs published 0.50 ± 0.01 over 20 restarts: margin 1.96·√(2·.01²/20)
+    r = cmp.loc[("m", "acc", "10")]
+    assert r["margin"] == pytest.approx(0.0061980, abs=1e-6)
+    assert r["differs"] and r["basis"] == "standard errors over 20 restarts"
+    # with 2 restarts the same stds allow 1.96·√(2·.01²/2) = 0.0196 < 0.02: still differs;
+    # with 1 restart 0.0277 > 0.02: agrees
+    two = compare_published(files[0], [files[1]], restarts=2).set_index(["method", "metric", "h"])
+    assert two.loc[("m", "acc", "10")]["differs"]
+    one = compare_published(files[0], [files[1]], restarts=1).set_index(["method", "metric", "h"])
+    assert one.loc[("m", "acc", "10")]["agreement"] == "agrees"
+
+
+def test_agreement_on_hand_computed_cells():
+    """Issue 38: a count cell, a cell without a published std, an impossible cell."""
+    from ufs.bench.compare import agreement, impossible
+
+    # TP (a count): ours 6.0 ± 1.0 over 3 replicates vs published 7.0: margin 1.96/√3 = 1.13
+    status, margin, basis = agreement("tp", 7.0, None, 6.0, 1.0, replicates=3)
+    assert margin == pytest.approx(1.959964 / 3**0.5) and status == "agrees"
+    assert agreement("tp", 7.5, None, 6.0, 1.0, replicates=3)[0] == "differs"
+    # TP without a replicate spread: half a feature
+    assert agreement("tp", 6.4, None, 6.0, None, replicates=1)[1:] == (
+        0.5,
+        "half a feature (no replicate spread)",
+    )
+    # CP (a fraction of repeats): ours 0 of 3 vs the paper's 0.01 of 100 repeats
+    status, margin, _ = agreement("cp", 0.01, None, 0.0, None, replicates=3, published_repeats=100)
+    se2 = (1 / 6) ** 2 + 0.01 * 0.99 / 100 + (1 / 200) ** 2
+    assert margin == pytest.approx(1.959964 * se2**0.5) and status == "agrees"
+    # no published std: our standard error only (0.03 / √20 · 1.96 = 0.0131)
+    status, margin, basis = agreement("acc", 0.60, None, 0.615, 0.03, restarts=20)
+    assert margin == pytest.approx(1.959964 * 0.03 / 20**0.5) and status == "differs"
+    assert basis == "our spread only (no published std)"
+    # neither std: the fixed 0.02
+    assert agreement("nmi", 0.60, None, 0.615, None)[:2] == ("agrees", 0.02)
+    # impossible: GOLFS Table 4's Yale ACC 0.042 with 15 classes (1/15 = 0.067)
+    assert "below 1/k = 0.067" in impossible("acc", 0.042, n_classes=15, h="50")
+    assert impossible("acc", 0.0667, n_classes=15, h="50") == ""  # 1/15 rounded: possible
+    assert "outside [0, 1]" in impossible("nmi", 1.2, n_classes=None, h="best")
+    assert "above h = 10" in impossible("tp", 10.5, n_classes=None, h="10")
+
+
+def test_an_impossible_published_cell_is_its_own_status(tmp_path):
+    pub = pd.DataFrame(
+        [["golfs", "4", "yale", "m", "acc", "10", 0.042, None, ""]],
+        columns=["paper", "table", "dataset", "method", "metric", "h", "value", "std", "note"],
+    )
+    ours = pd.DataFrame(
+        [["yale", "m", "oracle", 10, "10", 0.45, 0.02]],
+        columns=["dataset", "method", "protocol", "h", "h_label", "acc_mean", "acc_std"],
+    )
+    pub.to_csv(tmp_path / "pub.csv", index=False)
+    ours.to_csv(tmp_path / "d.csv", index=False)
+    cmp = compare_published(tmp_path / "pub.csv", [tmp_path / "d.csv"])
+    assert cmp.loc[0, "agreement"] == "impossible as published" and not cmp.loc[0, "differs"]
+    md = comparison_markdown(cmp, "golfs")
+    assert "1 impossible as published" in md and "*impossible as published* (ACC 0.042" in md
 
 
 def test_markdown_says_not_run(files):
@@ -86,7 +145,9 @@ def test_reproduction_report_shows_runs_without_published_tables(tmp_path):
     run = tmp_path / "results" / "spcafs"
     (run / "tables").mkdir(parents=True)
     (run / "tables" / "srbct.csv").write_text("dataset,method\nsrbct,spcafs\nsrbct,mcfs\n")
-    (run / "tables" / "srbct.md").write_text("## srbct\n\n**ACC %**\n\n| method |\n|---|\n\nrest")
+    (run / "tables" / "srbct.md").write_text(
+        "## srbct\n\n**ACC %**\n\n| method |\n|---|\n\nTRAILING-SECTION"
+    )
     (run / "timing.json").write_text(
         '{"jobs": 3, "job_wall_seconds": 60, "solver_seconds": 30, "kmeans_seconds": 12}'
     )
@@ -95,7 +156,7 @@ def test_reproduction_report_shows_runs_without_published_tables(tmp_path):
     text = out.read_text()
     assert "## spcafs" in text and "figures only" in text
     assert "datasets srbct; methods mcfs, spcafs. 3 jobs, 1.0 min of job time" in text
-    assert "**ACC %**\n\n| method |" in text and "rest" not in text
+    assert "**ACC %**\n\n| method |" in text and "TRAILING-SECTION" not in text
 
 
 def test_reproduction_report_names_papers_without_a_run(tmp_path, monkeypatch):

@@ -174,6 +174,9 @@ def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
         rec["_restart"] = restart
         rec["tp"] = float(np.mean(e["tp"])) if e["tp"] and not budget else np.nan
         rec["cp"] = float(np.mean(e["cp"])) if e["cp"] and not budget else np.nan
+        # the replicates' spread of TP@h (issue 38: the agreement criterion of counts)
+        many = len(e["tp"]) > 1 and not budget
+        rec["tp_std"] = float(np.std(e["tp"], ddof=1)) if many else np.nan
         rec["fit_seconds"] = float(np.mean(e["fit_seconds"]))
         rec["objective_curve"] = e["curves"][0] if e["curves"] else None
         rec["status"] = worst(e["statuses"])

@@ -13,4 +13,5 @@ write_comparison(
     sm.output.md,
     sm.output.png,
     paper=sm.config["published"],
+    restarts=int((sm.config.get("evaluation") or {}).get("restarts", 20)),
 )
