@@ -251,3 +251,58 @@ def test_reproduction_scope_names_the_size_of_each_tuned_grid(tmp_path):
     text = out.read_text()
     assert "Label-tuned over fsasl 9, fsbc 45–49 parameter settings (the run's grids)." in text
     assert "random" not in text.split("Label-tuned over", 1)[1].split("\n", 1)[0]
+
+
+def _cmp(rows):
+    cols = ["table", "dataset", "method", "metric", "h", "published", "ours"]
+    cmp = pd.DataFrame(rows, columns=cols)
+    cmp["status"] = "ok"
+    cmp["difference"] = cmp["ours"] - cmp["published"]
+    cmp["agreement"] = ["agrees" if abs(d) <= 0.02 else "differs" for d in cmp["difference"]]
+    return cmp
+
+
+def test_paper_verdict_counts_best_and_ordering_by_hand():
+    from ufs.bench.paper_verdicts import paper_verdict, verdict_markdown
+
+    rows = []
+    # data set a: the paper has dgufs best (0.9 > 0.8 > 0.7); ours reverses the order
+    for m, pub, ours in [("dgufs", 0.9, 0.6), ("mcfs", 0.8, 0.7), ("udfs", 0.7, 0.8)]:
+        rows.append(["2", "a", m, "acc", "50", pub, ours])
+    # data set b: dgufs best on both sides, same order
+    for m, pub, ours in [("dgufs", 0.9, 0.9), ("mcfs", 0.8, 0.8), ("udfs", 0.7, 0.7)]:
+        rows.append(["2", "b", m, "acc", "50", pub, ours])
+    rows.append(["2", "a", "all_features", "acc", "all", 0.95, 0.99])  # not a competitor
+    v = paper_verdict(_cmp(rows), "dgufs")
+    assert (v["groups"], v["best_published"], v["best_ours"]) == (2, 2, 1)
+    assert v["tau"] == {"2": (0.0, 2)}  # median of τ = −1 (a) and +1 (b)
+    assert v["own"]["published"] == 2 and v["own"]["differs"] == 1
+    assert v["own"]["mean_difference"] == pytest.approx(-0.15)
+    assert v["baselines"]["published"] == 4  # the reference is neither
+    text = verdict_markdown(_cmp(rows), "dgufs")
+    assert "in 2 of 2 comparisons" in text and "in 1 of them here: **partly supported**" in text
+    assert "superiority of DGUFS" in text and "(§1)" in text and "docs/methods.md" in text
+    assert "*Not computed here*" in verdict_markdown(None, "golfs")
+
+
+def test_reproduction_report_opens_with_the_five_verdicts(tmp_path, files):
+    from ufs.bench.compare import write_comparison
+    from ufs.cli import main
+
+    run = tmp_path / "results" / "dgufs"
+    write_comparison(
+        files[0],
+        [files[1]],
+        run / "comparison" / "dgufs.csv",
+        run / "comparison" / "dgufs.md",
+        run / "comparison" / "dgufs.png",
+        paper="dgufs",
+    )
+    out = tmp_path / "r.md"
+    assert main(["reproduction", "--results", str(tmp_path / "results"), "--out", str(out)]) == 0
+    text = out.read_text()
+    head = text.split("## Verdicts, one per paper", 1)[1].split("\n## ", 1)[0]
+    for paper in ("kmeans_ufs", "dgufs", "fsbc", "golfs", "spcafs"):
+        assert f"**{paper}**" in head
+    assert head.count("*Not computed here*") == 4  # dgufs has a comparison (method "m")
+    assert text.index("## Verdicts") < text.index("## dgufs")

@@ -179,6 +179,7 @@ def _reproduction(args: argparse.Namespace) -> int:
         "A run may cover a slice of its experiment config (`only_methods`, `only_datasets`,",
         "`offline_only`): the scope line of each run says what it holds; other cells are *not run*.",
         "",
+        *_verdicts(root),
     ]
     runs = sorted(
         d
@@ -236,6 +237,21 @@ def _reproduction(args: argparse.Namespace) -> int:
     msg = f"wrote {args.out} from {len(computed)} run(s)"
     print(msg + (f"; kept {', '.join(sorted(kept))} from the previous report" if kept else ""))
     return 0
+
+
+def _verdicts(root) -> list[str]:
+    """The report's opening: one verdict per seed paper (ufs.bench.paper_verdicts), from
+    the comparison table of its run under ``root`` where there is one."""
+    import pandas as pd
+
+    from .bench.paper_verdicts import CLAIMS, verdict_markdown
+
+    lines = ["## Verdicts, one per paper", ""]
+    for paper in CLAIMS:
+        path = root / paper / "comparison" / f"{paper}.csv"
+        cmp = pd.read_csv(path, dtype={"h": str}) if path.is_file() else None
+        lines += [verdict_markdown(cmp, paper), ""]
+    return lines
 
 
 def _benchmark_report(args: argparse.Namespace) -> int:
