@@ -6,9 +6,10 @@ from snakemake.utils import min_version, validate
 min_version("8.20")
 
 
-# The default config is used only when no other config was given, so that
-# --configfile replaces it instead of being deep-merged into it.
-if "datasets" not in config:
+# The default config is used only when no config file was given, so that --configfile
+# replaces it instead of being deep-merged into it; --config values are merged into
+# whichever config is read (issue 39: `--config 'datasets={...}'` used to drop the default).
+if not workflow.config_settings.configfiles:
 
     configfile: f"{workflow.basedir}/config/config.yaml"
 
@@ -20,14 +21,17 @@ from ufs.bench.config import (
     check_config_size,
     check_duplicate_keys,
     coerce_config_strings,
+    refuse_yte,
     schema_error_message,
 )
 
 try:
     check_duplicate_keys(*workflow.configfiles)  # YAML keeps the last of two silently
     check_config_size(config)
+    refuse_yte(*workflow.configfiles)  # a config file is data here, not a template
     # --config evaluation='{restarts: 5}' gives "5": read by the schema's declared types
-    coerce_config_strings(config)
+    # (only the --config values: a quoted '600' in a YAML file is a string, refused)
+    coerce_config_strings(config, only=dict(workflow.config_settings.config))
     validate(config, f"{workflow.basedir}/workflow/schemas/config.schema.yaml")
 except (ConfigError, WorkflowError) as exc:  # the key and the rule, not the value in full
     raise WorkflowError(schema_error_message(exc)) from None

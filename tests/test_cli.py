@@ -32,7 +32,7 @@ def test_methods_brief_and_unknown(capsys):
     assert main(["methods", "--brief", "mcfs"]) == 0
     assert capsys.readouterr().out.startswith("mcfs")
     assert main(["methods", "nope"]) == 2
-    assert "unknown method(s) ['nope']" in capsys.readouterr().err
+    assert "unknown method 'nope';" in capsys.readouterr().err
 
 
 def test_demo_clamps_h_to_the_features_and_says_so(capsys):
@@ -86,3 +86,90 @@ def test_every_option_and_subcommand_has_a_help_text():
                 missing += [f"{prog} {name}" for name in action.choices if name not in helped]
     assert len(list(_parsers(build_parser()))) == 9  # ufs and its eight commands
     assert missing == []
+
+
+# -- no traceback for a user error (issue 39) ----------------------------------------------
+def test_unknown_method_names_get_suggestions_not_tracebacks(capsys):
+    from ufs.cli import main
+
+    assert main(["demo", "--dataset", "wine", "--h", "5", "--methods", "kmeansufs"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown method 'kmeansufs' (did you mean 'kmeans_ufs'" in err
+    assert "Traceback" not in err
+    assert main(["methods", "kmeansufs", "lapscore"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown methods 'kmeansufs'" in err and "did you mean 'laplacian_score'?" in err
+
+
+def test_a_closed_pipe_is_not_an_error():
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        f"{sys.executable} -m ufs.cli methods | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.stdout.count("\n") == 1
+    assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr
+
+
+def test_reproduction_from_zero_runs_writes_nothing(tmp_path, capsys):
+    from ufs.cli import main
+
+    out = tmp_path / "reproduction.md"
+    out.write_text("the tracked report\n")
+    assert main(["reproduction", "--results", str(tmp_path / "none"), "--out", str(out)]) == 2
+    assert out.read_text() == "the tracked report\n"
+    assert "no completed run" in capsys.readouterr().err
+
+
+def test_config_strings_are_coerced_only_where_given_on_the_command_line(tmp_path):
+    import pytest
+
+    from ufs.bench.config import ConfigError, coerce_config_strings, refuse_yte
+
+    cfg = {"jobs": {"fit_budget_seconds": "600"}, "evaluation": {"restarts": "5"}}
+    changed = coerce_config_strings(cfg, only={"evaluation": {"restarts": "5"}})
+    assert changed == ["evaluation.restarts"] and cfg["evaluation"]["restarts"] == 5
+    assert cfg["jobs"]["fit_budget_seconds"] == "600"  # from a file: left for the schema
+    assert coerce_config_strings(cfg, only={}) == []
+    path = tmp_path / "c.yaml"
+    path.write_text("__use_yte__: true\nseed: 0\n")
+    with pytest.raises(ConfigError, match="__use_yte__ asks for YTE templating"):
+        refuse_yte(path)
+    path.write_text("seed: 0\n")
+    refuse_yte(path)  # a plain config passes
+
+
+def test_config_overrides_merge_into_the_default_config(tmp_path):
+    """`--config 'datasets={...}'` without --configfile adds to the default config
+    instead of replacing it (it used to fail: "'methods' is a required property"); a quoted
+    number in a config file is refused by the schema."""
+    import subprocess
+    import sys
+
+    from .workflow_helpers import SNAKEFILE
+
+    base = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "--directory", str(tmp_path)]
+    proc = subprocess.run(
+        [*base, "-n", "--cores", "1", "--config", "datasets={wine: {h: [3]}}"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "required property" not in proc.stdout + proc.stderr
+    assert "download digits" in proc.stdout  # the default data sets are still there
+    assert "h = 3" in proc.stdout  # and wine's grid is the override's
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("jobs:\n  fit_budget_seconds: '600'\n")
+    cfg = SNAKEFILE.parent / "config" / "config.yaml"
+    proc = subprocess.run(
+        [*base, "-n", "--configfile", str(cfg), str(bad)], capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert proc.returncode != 0
+    assert "'600' is not of type 'number'" in proc.stdout + proc.stderr

@@ -8,12 +8,39 @@ import sys
 import time
 
 
+def _unknown_methods(names: list[str]) -> str:
+    """An error line for the names that are not registered methods ("" if none), each
+    with the closest registered names."""
+    import difflib
+
+    from .registry import available_methods
+
+    known = available_methods()
+    parts = []
+    for n in names:
+        if n in known:
+            continue
+        close = difflib.get_close_matches(n, known, n=2, cutoff=0.6)
+        hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+        parts.append(f"{n!r}{hint}")
+    if not parts:
+        return ""
+    return (
+        f"error: unknown method{'s' if len(parts) > 1 else ''} {', '.join(parts)}; "
+        "`ufs methods --brief` lists the registered ones"
+    )
+
+
 def _demo(args: argparse.Namespace) -> int:
     from .datasets import load_dataset
     from .evaluation import evaluate_clustering
     from .preprocessing import input_matrix, standardize
     from .registry import make_estimator
 
+    error = _unknown_methods(args.methods)
+    if error:
+        print(error, file=sys.stderr)
+        return 2
     data = load_dataset(args.dataset)
     X, y = data.X, data.y
     k = data.n_classes
@@ -52,9 +79,9 @@ def _methods(args: argparse.Namespace) -> int:
     from .registry import available_methods, expand_grid, get_method
 
     names = args.names or available_methods()
-    unknown = [n for n in names if n not in available_methods()]
-    if unknown:
-        print(f"error: unknown method(s) {unknown}; see `ufs methods`", file=sys.stderr)
+    error = _unknown_methods(names)
+    if error:
+        print(error, file=sys.stderr)
         return 2
     for name in names:
         spec = get_method(name)
@@ -207,6 +234,13 @@ def _reproduction(args: argparse.Namespace) -> int:
             body += _oracle_acc_tables(run)
         sections[run.name] = body
     computed = set(sections)
+    if not computed:  # never rewrite the tracked report from nothing (issue 39)
+        print(
+            f"error: no completed run with results under {root}; {args.out} left as it is. "
+            "Run `snakemake --cores 2 --configfile config/experiments/<paper>.yaml` first.",
+            file=sys.stderr,
+        )
+        return 2
     kept = []
     if not getattr(args, "drop_missing", False):
         keep_note = "*Kept from the previous report: no results of this run under"
@@ -268,6 +302,13 @@ def _benchmark_report(args: argparse.Namespace) -> int:
     )
 
     if args.archive:  # the archive alone: its config, note and tables (issue 28)
+        print(
+            f"reading {args.archive}: its evaluations are restored and aggregated, then the "
+            "statistics and the CD diagrams are computed (about two minutes for the "
+            "benchmark archive)",
+            file=sys.stderr,
+            flush=True,
+        )
         try:
             text = benchmark_report_from_archive(
                 args.archive,
@@ -625,7 +666,17 @@ _COMMANDS = {
 def main(argv: list[str] | None = None) -> int:
     """Run the ``ufs`` command line with ``argv`` (default ``sys.argv[1:]``); the exit code."""
     args = build_parser().parse_args(argv)
-    return _COMMANDS[args.cmd](args)
+    try:
+        return _COMMANDS[args.cmd](args)
+    except BrokenPipeError:  # e.g. `ufs methods --brief | head -5`: the reader left
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the exit flush does not fail
+        return 0
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ __all__ = [
     "file_entry",
     "dataset_h",
     "merge_configs",
+    "refuse_yte",
     "relative_h",
     "resolve_h",
     "check_config_size",
@@ -136,6 +137,26 @@ def schema_error_message(exc: BaseException, limit: int = 300) -> str:
     if isinstance(err.schema, dict) and err.schema.get("description"):
         rule += f"; {err.schema['description']}"
     return f"config {_key_path(list(err.absolute_path))}: {message} (schema rule {rule})"
+
+
+def refuse_yte(*paths: str | Path) -> None:
+    """:class:`ConfigError` for a config file that asks Snakemake for YTE templating
+    (``__use_yte__: true``): Snakemake then evaluates Python expressions in the file
+    when it reads it — before this check can run —, and this workflow treats a config
+    as data (``tests/test_security.py``). The error says so: such a file is code."""
+    import yaml
+
+    for path in paths:
+        try:
+            doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError):
+            continue  # unreadable: Snakemake has said why
+        if isinstance(doc, dict) and doc.get("__use_yte__"):
+            raise ConfigError(
+                f"config file {path}: __use_yte__ asks for YTE templating, i.e. Python "
+                "expressions that Snakemake evaluated when it read the file; this workflow "
+                "reads configs as data only: remove __use_yte__ and write the values out"
+            )
 
 
 def check_duplicate_keys(*paths: str | Path) -> None:
@@ -311,7 +332,7 @@ def _child_schema(schema: Any, value: Any, key: Any) -> Any:
     return None
 
 
-def _coerce(value: Any, schema: Any, path: list, changed: list[str]) -> Any:
+def _coerce(value: Any, schema: Any, path: list, changed: list[str], only: Any = None) -> Any:
     if isinstance(value, str):
         new = _coerce_string(value, schema)
         if new is not value:
@@ -320,9 +341,15 @@ def _coerce(value: Any, schema: Any, path: list, changed: list[str]) -> Any:
     if isinstance(value, dict | list):
         keys = list(value) if isinstance(value, dict) else range(len(value))
         for k in keys:
+            if isinstance(only, dict) and isinstance(value, dict):
+                if k not in only:
+                    continue  # not given on the command line: read as the file has it
+                below = only[k] if isinstance(only[k], dict) else None
+            else:
+                below = None
             sub = _child_schema(schema, value, k)
             if sub is not None:
-                value[k] = _coerce(value[k], sub, [*path, k], changed)
+                value[k] = _coerce(value[k], sub, [*path, k], changed, below)
     return value
 
 
@@ -334,7 +361,9 @@ def _load_schema(path: Path, mtime_ns: int) -> dict:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
-def coerce_config_strings(config: dict[str, Any], schema: dict | None = None) -> list[str]:
+def coerce_config_strings(
+    config: dict[str, Any], schema: dict | None = None, *, only: dict[str, Any] | None = None
+) -> list[str]:
     """Read the strings of ``config`` by the types ``schema`` declares for them, in place;
     return the key paths changed.
 
@@ -349,14 +378,19 @@ def coerce_config_strings(config: dict[str, Any], schema: dict | None = None) ->
     a column name), and so do strings where the schema declares no type (method
     ``grid`` and ``defaults`` values: the schema refuses those that look like numbers);
     anything else is left for the schema to refuse. ``schema``: the parsed schema, by
-    default :data:`SCHEMA_PATH` (none there: nothing is changed).
+    default :data:`SCHEMA_PATH` (none there: nothing is changed). ``only``: the values
+    given with ``--config`` (Snakemake's ``workflow.config_settings.config``): strings
+    elsewhere came from a YAML file, where a quoted ``'600'`` is a string on purpose, and
+    are left for the schema to refuse (issue 39: config types are strict).
     """
     if schema is None:
         if not SCHEMA_PATH.is_file():
             return []
         schema = _load_schema(SCHEMA_PATH, SCHEMA_PATH.stat().st_mtime_ns)
     changed: list[str] = []
-    _coerce(config, schema, [], changed)
+    if only is not None and not only:
+        return changed
+    _coerce(config, schema, [], changed, only)
     return changed
 
 
