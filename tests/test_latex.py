@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 
+import numpy as np
 import pytest
 
 from tests.test_figures import HS, _frames, _record, _row
@@ -175,3 +176,18 @@ def test_tables_compile(frames, tmp_path):
     assert (tmp_path / "doc.pdf").read_bytes()[:5] == b"%PDF-"
     log = (tmp_path / "doc.log").read_text(errors="replace")
     assert "Missing character" not in log and "Undefined control sequence" not in log
+
+
+def test_rank_table_gives_a_cd_only_where_friedman_rejects():
+    """Issue 39: ranks.tex printed a CD in every column, also where the test did not reject."""
+    clear = {f"d{j}": {"a": 0.9, "b": 0.5, "c": 0.1} for j in range(8)}
+    r = ranking.rank_all(_tables(clear))
+    assert r[0].pvalue < r[0].alpha
+    rows = {x[0]: x[1:] for x in _body(latex.rank_table(r).split(r"\cmidrule", 1)[1])}
+    assert rows[r"CD ($\alpha = 0.05$)"][0] == f"{r[0].cd:.2f}"
+    rng = np.random.default_rng(0)
+    noise = {f"d{j}": {m: float(rng.uniform()) for m in "abc"} for j in range(4)}
+    r = ranking.rank_all(_tables(noise))
+    assert r[0].applicable and r[0].pvalue >= r[0].alpha
+    rows = {x[0]: x[1:] for x in _body(latex.rank_table(r).split(r"\cmidrule", 1)[1])}
+    assert rows[r"CD ($\alpha = 0.05$)"] == ["--", "--"]

@@ -319,7 +319,7 @@ def rank_table(results) -> str:
         Row("Friedman $p$", tuple(Cell(escape(_fmt_p(r.pvalue))) for r in cols), "note"),
         Row(
             rf"CD ($\alpha = {alpha:g}$)",
-            tuple(Cell(f"{r.cd:.2f}" if r.cd is not None else "n/a") for r in cols),
+            tuple(Cell(_cd_text(r)) for r in cols),
             "note",
         ),
         Row("data sets $N$", tuple(Cell(str(r.n)) for r in cols), "note"),
@@ -330,12 +330,21 @@ def rank_table(results) -> str:
     caption = (
         "Average rank across data sets (1 = best): per data set the methods are ranked by the "
         "mean over its $h$ grid of the mean over k-means restarts (ties averaged), and the "
-        "ranks averaged. Friedman test of the ranks; Nemenyi critical difference CD. "
+        "ranks averaged. Friedman test of the ranks; Nemenyi critical difference CD, "
+        "given only where the Friedman test rejects (--: it does not). "
         "Bold: best; underlined: runner-up (as printed)."
     )
     body = tabular(header, rows, higher_is_better=False, spans=spans)
     parts.append(_float(body, caption, "tab:average-ranks", notes))
     return "\n\n".join(parts) + "\n"
+
+
+def _cd_text(r) -> str:
+    """The CD of a column, only where the Friedman test rejects (issue 39: a CD under a
+    test that does not reject separates nothing and read as a claim)."""
+    if r.cd is None or not r.applicable:
+        return "n/a"
+    return f"{r.cd:.2f}" if r.pvalue < r.alpha else "--"
 
 
 def _rank_cell(r, method: str) -> Cell:
