@@ -175,7 +175,7 @@ def test_reproduction_report_names_papers_without_a_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["reproduction", "--results", "results", "--out", "r.md"]) == 0
     text = (tmp_path / "r.md").read_text()
-    assert "Not in this report (no completed run under `results`): dgufs, fsbc;" in text
+    assert "Not in this report (no completed run in `results`): dgufs, fsbc;" in text
 
 
 def test_reproduction_report_keeps_sections_of_runs_not_present(tmp_path, monkeypatch):
