@@ -100,7 +100,9 @@ REAL += ["srbct", "glioma", "bbc"]
 def test_mean_by_h_counts_a_family_once_and_leaves_out_simulations():
     t = _tables([*REAL[:3], "golfs_sim1"], (50, 100), 0.2)
     t.loc[(t["dataset"] == "orl") & (t["method"] == "good"), "acc_mean"] = 0.9
-    m = absolute_h.mean_by_h(t, "acc")
+    t.loc[(t["dataset"] == "yale") & (t["method"] == "bad"), "status"] = "not_converged"
+    m, status = absolute_h.mean_by_h(t, "acc")
+    assert status.loc["bad", 50] == "not_converged" and status.loc["good", 50] == "ok"
     assert list(m.columns) == [50, 100]
     assert m.loc["n", 50] == 2  # orl family and yale; the simulation is not a unit
     orlraws10p, yale = 0.31 + 0.2 + 0.001 + 5e-4, 0.32 + 0.2 + 0.002 + 5e-4  # at h = 50
@@ -123,6 +125,13 @@ def test_the_section_compares_both_grids_on_the_common_data_sets():
     head = next(ln for ln in lines if ln.startswith("| method | h = 50"))
     assert head.count("(N = 9)") == 3
     assert next(ln for ln in lines if ln.startswith("| `")).startswith("| `good`")
+    # a flagged fit is marked where its mean appears
+    flagged = absolute.assign(
+        status=np.where(absolute["method"] == "bad", "degenerate", absolute["status"])
+    )
+    text = "\n".join(absolute_h.absolute_h_markdown(relative, flagged, planned=REAL))
+    bad = next(ln for ln in text.splitlines() if ln.startswith("| `bad` |"))
+    assert bad.count("◊") == 3
 
 
 def test_a_verdict_that_holds_on_one_grid_only_is_named_so():

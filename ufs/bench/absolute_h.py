@@ -23,6 +23,7 @@ import pandas as pd
 
 from . import ranking, views
 from .sensitivity import sensitivity
+from .status import STATUS_MARK, worst
 
 __all__ = ["KEY", "absolute_h_markdown", "mean_by_h", "grid_verdicts"]
 
@@ -30,22 +31,28 @@ __all__ = ["KEY", "absolute_h_markdown", "mean_by_h", "grid_verdicts"]
 KEY = "absolute_h"
 
 
-def mean_by_h(tables: pd.DataFrame, metric: str, protocol: str = "label_free") -> pd.DataFrame:
-    """Methods × h: the mean over the primary view's units (families count once by
-    their median, simulations left out) of ``<metric>_mean`` at each h, fits over the
-    budget scored as the expected random subset (:func:`ufs.bench.views.cell_table`); the
-    row ``n`` counts the units with a value at each h."""
+def mean_by_h(
+    tables: pd.DataFrame, metric: str, protocol: str = "label_free"
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(means, statuses), methods × h: the mean over the primary view's units (families
+    count once by their median, simulations left out) of ``<metric>_mean`` at each h,
+    fits over the budget scored as the expected random subset
+    (:func:`ufs.bench.views.cell_table`), with the row ``n`` counting the units with a
+    value at each h; and the worst fit status behind each mean (:func:`~ufs.bench.status.
+    worst`), so that a flagged fit is marked where its number appears."""
     t, _ = views.PRIMARY.apply(tables)
-    values, _ = views.cell_table(t, protocol, metric)
+    values, status = views.cell_table(t, protocol, metric)
     if values.empty:
-        return pd.DataFrame()
-    cols = {}
+        return pd.DataFrame(), pd.DataFrame()
+    cols, marks = {}, {}
     for h, block in values.groupby(level="h", sort=False):
         per = views.collapse_families(block.droplevel("h"), views.PRIMARY.families())
         cols[int(h)] = per.mean(axis=0)
         cols[int(h)]["n"] = float(len(per))
-    out = pd.DataFrame(cols)
-    return out[sorted(out.columns)]
+        st = status.xs(h, level="h")
+        marks[int(h)] = st.apply(worst, axis=0)
+    out, st = pd.DataFrame(cols), pd.DataFrame(marks)
+    return out[sorted(out.columns)], st[sorted(st.columns)]
 
 
 def grid_verdicts(
@@ -170,7 +177,7 @@ def absolute_h_markdown(
             *([f"- {n}" for n in notes] + [""] if notes else []),
         ]
     for metric in ranking.METRICS:
-        m = mean_by_h(absolute, metric)
+        m, status = mean_by_h(absolute, metric)
         if m.empty:
             continue
         n = m.loc["n"]
@@ -180,15 +187,19 @@ def absolute_h_markdown(
         lines += [
             f"Label-free {metric.upper()} (%) at each h of the absolute grid, mean over the "
             "primary view's units (a family by its median; fits over the budget scored as "
-            "the expected random subset). A descriptive table for setting beside the "
-            "papers' per-h tables, not a test:",
+            "the expected random subset; a mark: the worst fit behind the mean, "
+            "† not converged, ‡ diverged, § budget exceeded, ◊ degenerate). A descriptive "
+            "table for setting beside the papers' per-h tables, not a test:",
             "",
             "| method | " + " | ".join(head) + " |",
             "|---|" + "---:|" * len(head),
         ]
         for meth in order:
             cells = [
-                "–" if not np.isfinite(v) else f"{100 * v:.1f}" for v in m.loc[meth].to_numpy()
+                "–"
+                if not np.isfinite(v)
+                else f"{100 * v:.1f}" + STATUS_MARK.get(status.loc[meth, h], "")
+                for h, v in m.loc[meth].items()
             ]
             lines.append(f"| `{meth}` | " + " | ".join(cells) + " |")
         lines.append("")

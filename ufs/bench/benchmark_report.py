@@ -237,10 +237,12 @@ def _table(header: list[str], rows: list[list[str]], right: set[int] = frozenset
 
 
 def h_rule(config: dict[str, Any]) -> str:
-    """The h grid of the config's data sets, in words (one rule, or one per group)."""
+    """The h grid of the config's data sets (its ``only_datasets`` slice, if any), in words
+    (one rule, or one per group)."""
     groups: dict[str, list[str]] = {}
-    for name, entry in (config.get("datasets") or {}).items():
-        groups.setdefault(_h_spec_text((entry or {}).get("h")), []).append(name)
+    entries = config.get("datasets") or {}
+    for name in configured_datasets(config):
+        groups.setdefault(_h_spec_text((entries.get(name) or {}).get("h")), []).append(name)
     if len(groups) == 1:
         return next(iter(groups))
     return "; ".join(f"{rule} ({', '.join(names)})" for rule, names in groups.items())
@@ -348,7 +350,7 @@ def _compute_text(compute: pd.DataFrame) -> str:
 
 def scope_line(run: Run) -> str:
     """The one-line scope of the report (also printed by the CLI)."""
-    configured = run.config.get("datasets") or {}
+    configured = configured_datasets(run.config)
     m, n = len(configured), sum(d in configured for d in run.datasets)
     parts = [f"data sets with results {n} of the config's {m}"]
     if run.missing:
