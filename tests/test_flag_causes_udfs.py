@@ -42,7 +42,11 @@ def test_gamma_one_collapses_to_c_axes_ours_and_authors_mode():
     X = _p_much_larger_than_n()
     ours = _fit(X)
     authors = _fit(X, eps=MATLAB_EPS, max_iter=20, tol=0.0)
-    assert ours.resolved_rank_ == 3
-    assert authors.resolved_rank_ == 3
+    for est in (ours, authors):  # c = 3 rows carry the weight; the rest is ~1e-4 of it
+        w = np.sort(np.linalg.norm(est.W_, axis=1))[::-1] / np.linalg.norm(est.W_, axis=1).max()
+        assert w[2] > 0.99 and w[3] < 1e-3
+        # resolved_rank_ counts the rows above 1e-4 of the largest: 3, or 4 when round-off
+        # (BLAS threads) puts the largest of the collapsed rows at 1.08e-4 (measured)
+        assert est.resolved_rank_ in (3, 4)
     assert np.linalg.norm(ours.W_, axis=1).sum() - 3 < 0.05  # ‖W‖₂,₁ ≈ c: c axes
     assert _fit(X, gamma=1e-4).resolved_rank_ > 30  # the collapse is γ against k·n/p
