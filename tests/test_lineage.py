@@ -20,6 +20,8 @@ from ufs.bench.lineage import (
 )
 from ufs.registry import _PKG, source_files, source_hash
 
+from .test_archive import RESUME
+
 SOURCE = textwrap.dedent(
     '''
     """Module docstring."""
@@ -137,13 +139,7 @@ def test_method_code_is_the_registry_entry_and_the_trees():
 
 
 # -- the migration, on a real run ----------------------------------------------------------
-RUN = {
-    "output_dir": "results",
-    "resources_dir": "resources",
-    "seed": 0,
-    "evaluation": {"restarts": 3, "reference_draws": 3},
-    "jobs": {"tasks_per_job": 3},
-    "mlflow": {"enabled": False},
+RUN = {k: v for k, v in RESUME.items() if k not in ("oracle_datasets", "grid_max_settings")} | {
     "protocols": ["label_free"],
     "datasets": {"wine": {"h": [2, 4, 6]}},
     "methods": {"all_features": {}, "random": {}, "laplacian_score": {}, "mcfs": {}},

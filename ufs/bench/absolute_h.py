@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 
 from . import ranking, views
-from .sensitivity import sensitivity
+from .sensitivity import primary_verdicts
 from .status import STATUS_MARK, worst
 
-__all__ = ["KEY", "absolute_h_markdown", "mean_by_h", "grid_verdicts"]
+__all__ = ["KEY", "absolute_h_markdown", "mean_by_h"]
 
 #: the sensitivity table's row key of the absolute grid
 KEY = "absolute_h"
@@ -53,25 +53,6 @@ def mean_by_h(
         marks[int(h)] = st.apply(worst, axis=0)
     out, st = pd.DataFrame(cols), pd.DataFrame(marks)
     return out[sorted(out.columns)], st[sorted(st.columns)]
-
-
-def grid_verdicts(
-    tables: pd.DataFrame,
-    *,
-    metric: str,
-    protocol: str = "label_free",
-    alpha: float = 0.05,
-    min_h_values: int = 3,
-) -> dict[str, object]:
-    """:func:`ufs.bench.answer.verdict_summary` of ``tables`` under the primary view."""
-    return sensitivity(
-        tables,
-        protocol=protocol,
-        metric=metric,
-        alpha=alpha,
-        min_h_values=min_h_values,
-        views_=(views.PRIMARY,),
-    )[views.PRIMARY.key]
 
 
 def _list(ms: Sequence[str]) -> str:
@@ -147,8 +128,8 @@ def absolute_h_markdown(
     abs_common = absolute[absolute["dataset"].astype(str).isin(common)]
     table, notes = [], []
     for metric in ranking.METRICS:
-        r = grid_verdicts(rel_common, metric=metric, alpha=alpha, min_h_values=min_h_values)
-        a = grid_verdicts(abs_common, metric=metric, alpha=alpha, min_h_values=min_h_values)
+        r = primary_verdicts(rel_common, metric=metric, alpha=alpha, min_h_values=min_h_values)
+        a = primary_verdicts(abs_common, metric=metric, alpha=alpha, min_h_values=min_h_values)
         if not r["n"] or not a["n"]:
             continue
         shared_pairs = [p for p in a["pairs"] if p in r["pairs"]]

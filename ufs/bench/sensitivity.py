@@ -18,7 +18,7 @@ import pandas as pd
 
 from . import answer, ranking, references, views
 
-__all__ = ["sensitivity", "sensitivity_markdown"]
+__all__ = ["primary_verdicts", "sensitivity", "sensitivity_markdown"]
 
 
 def sensitivity(
@@ -52,6 +52,25 @@ def sensitivity(
         row.update(title=v.title, left_out=r.left_out, unit=answer.unit(r))
         out[v.key] = row
     return out
+
+
+def primary_verdicts(
+    tables: pd.DataFrame,
+    *,
+    protocol: str = "label_free",
+    metric: str = "acc",
+    alpha: float = 0.05,
+    min_h_values: int = 3,
+) -> dict[str, object]:
+    """The verdicts of :func:`sensitivity` under the primary view alone."""
+    return sensitivity(
+        tables,
+        protocol=protocol,
+        metric=metric,
+        alpha=alpha,
+        min_h_values=min_h_values,
+        views_=(views.PRIMARY,),
+    )[views.PRIMARY.key]
 
 
 def _list(ms) -> str:
@@ -102,14 +121,9 @@ def sensitivity_markdown(
                 "|---|---:|---:|---:|---|---|---|---|---|---|",
             ]
             extra = {
-                key: sensitivity(
-                    t,
-                    protocol=protocol,
-                    metric=metric,
-                    alpha=alpha,
-                    min_h_values=min_h_values,
-                    views_=(views.PRIMARY,),
-                )[views.PRIMARY.key]
+                key: primary_verdicts(
+                    t, protocol=protocol, metric=metric, alpha=alpha, min_h_values=min_h_values
+                )
                 for key, t in (other_grids or {}).items()
                 if not t[t["protocol"] == protocol].empty
             }
