@@ -195,27 +195,19 @@ def _reproduction(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
-    archives = list(getattr(args, "archives", None) or [])
-    with tempfile.TemporaryDirectory(prefix="ufs-reproduction-") as tmp:
-        labels: dict[str, str] = {}
-        if archives:  # the archives alone (issue 38): no kept sections, no local results
-            from .bench.reproduction import restore_reproductions
-
-            names = restore_reproductions(archives, tmp)
-            labels = {
-                n: f"the archive `{Path(a).as_posix()}`"
-                for n, a in zip(names, sorted(Path(a) for a in archives), strict=True)
-            }
-            args.drop_missing = True
-            return _write_reproduction(
-                args, Path(tmp), labels, source="the archives", where="the archives given"
-            )
+    if not args.archives:
         return _write_reproduction(
-            args,
-            Path(args.results),
-            labels,
-            source="the workflow results",
-            where=f"`{args.results}`",
+            args, Path(args.results), {}, source="the workflow results", where=f"`{args.results}`"
+        )
+    from .bench.reproduction import restore_reproductions
+
+    # the archives alone (issue 38): no kept sections, no local results
+    with tempfile.TemporaryDirectory(prefix="ufs-reproduction-") as tmp:
+        runs = restore_reproductions(args.archives, tmp)
+        labels = {n: f"the archive `{a.as_posix()}`" for n, a in runs.items()}
+        args.drop_missing = True
+        return _write_reproduction(
+            args, Path(tmp), labels, source="the archives", where="the archives given"
         )
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from . import ranking, views
-from .sensitivity import primary_verdicts
+from .sensitivity import friedman_p_text, names_text, primary_verdicts
 from .status import STATUS_MARK, worst
 
 __all__ = ["KEY", "absolute_h_markdown", "mean_by_h"]
@@ -55,10 +55,6 @@ def mean_by_h(
     return out[sorted(out.columns)], st[sorted(st.columns)]
 
 
-def _list(ms: Sequence[str]) -> str:
-    return ", ".join(f"`{m}`" for m in ms) if ms else "none"
-
-
 _VERDICTS = (
     ("better_random", "better than random"),
     ("worse_random", "worse than random"),
@@ -67,21 +63,16 @@ _VERDICTS = (
 )
 
 
-def _p(row: dict) -> str:
-    p = row["friedman_p"]
-    return "n/a" if p is None else ranking._fmt_p(p)
-
-
 def _both(a: Sequence[str], b: Sequence[str]) -> str:
     """Who is in both lists, and who in one only."""
     same = [m for m in a if m in b]
     only_rel = [m for m in a if m not in b]
     only_abs = [m for m in b if m not in a]
-    parts = [_list(same)]
+    parts = [names_text(same)]
     if only_rel:
-        parts.append("relative grid only: " + _list(only_rel))
+        parts.append("relative grid only: " + names_text(only_rel))
     if only_abs:
-        parts.append("absolute grid only: " + _list(only_abs))
+        parts.append("absolute grid only: " + names_text(only_abs))
     return "; ".join(parts)
 
 
@@ -136,13 +127,13 @@ def absolute_h_markdown(
         name = metric.upper()
         table += [
             f"| {name} | N | {r['n']} {r['unit']} | {a['n']} {a['unit']} |",
-            f"| {name} | Friedman p | {_p(r)} | {_p(a)} |",
+            f"| {name} | Friedman p | {friedman_p_text(r)} | {friedman_p_text(a)} |",
             f"| {name} | top average rank | `{r['top']}` | `{a['top']}` |",
             f"| {name} | ordered pairs | {len(r['pairs'])} | {len(a['pairs'])} "
             f"({len(shared_pairs)} of them also on the relative grid) |",
         ]
         for key, title in _VERDICTS:
-            table.append(f"| {name} | {title} | {_list(r[key])} | {_list(a[key])} |")
+            table.append(f"| {name} | {title} | {names_text(r[key])} | {names_text(a[key])} |")
         for key, title in _VERDICTS:
             if r[key] or a[key]:
                 notes.append(f"{name}, {title}: {_both(r[key], a[key])}.")

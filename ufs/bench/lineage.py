@@ -218,16 +218,16 @@ def _function_closure(fn: Any, out: dict[str, str]) -> None:
 _TEXT_FIELDS = ("loader", "citation", "papers", "notes", "subsample", "homepage", "needs_network")
 
 
-def dataset_code(name: str | None) -> str:
+def dataset_code(name: str | None, shared: str | None = None) -> str:
     """Scheme-2 code version of reading one data set: the normalized syntax trees of the
-    modules the data step imports (:data:`ENTRY_MODULES` left out, and what only they
-    import), plus — for a registered data set ``name`` — its registry entry (every field,
-    the loader by name) and the normalized source of its loader and of every ``ufs``
-    function, class or module the loader refers to, transitively. ``None``: a data set
-    given as a file (its spec and content are in the lineage already)."""
-    pkg = registry._PKG
-    stop = {(pkg / m).resolve() for m in ENTRY_MODULES}
-    shared = modules_hash(_closure_stopping([pkg / "bench" / "data_steps.py"], stop))
+    modules the data step imports (``shared``, default :func:`closure_code` of
+    ``bench/data_steps.py``: :data:`ENTRY_MODULES` left out, and what only they import),
+    plus — for a registered data set ``name`` — its registry entry (every field, the
+    loader by name) and the normalized source of its loader and of every ``ufs`` function,
+    class or module the loader refers to, transitively. ``None``: a data set given as a
+    file (its spec and content are in the lineage already)."""
+    if shared is None:
+        shared = closure_code("bench/data_steps.py")
     if name is None:
         return shared
     from dataclasses import fields
@@ -261,7 +261,8 @@ class CodeVersions:
         self._method: Callable[[str], str] = source_hash if scheme == 1 else method_code
         #: evaluation, data and graph steps (the Snakefile's rule parameters)
         self.evaluate = closure("evaluation.py", "metrics.py", "bench/steps.py")
-        #: reading a data set: scheme 1 one key for all, scheme 2 one per data set
+        #: reading the data: scheme 1 the one key of every data set, scheme 2 the part
+        #: shared by all (:meth:`dataset` adds each data set's own)
         self.data = closure("bench/data_steps.py")
         self._datasets: dict[str | None, str] = {}
         self.graph = package("graph.py", "preprocessing.py", "validation.py")
@@ -275,7 +276,7 @@ class CodeVersions:
         if self.scheme == 1:
             return self.data
         if name not in self._datasets:
-            self._datasets[name] = dataset_code(name)
+            self._datasets[name] = dataset_code(name, shared=self.data)
         return self._datasets[name]
 
     def method(self, name: str) -> str:
@@ -300,6 +301,7 @@ class PlanLineage:
         self.graphs = {s.graph_id: s.graph for _, s in plan.jobs() if s.graph_id}
         self._graph_chunks: dict[str, dict[str, set[str]]] = {}
         self._fit_records: dict[tuple[str, str], Any] = {}
+        self._evaluations: dict[tuple[str, str], Any] = {}
         self._content: dict[tuple, str] = {}
 
     # the fit job's inputs
@@ -345,6 +347,14 @@ class PlanLineage:
             [f"graph:{self.code.graph}"] if self.chunk_graph_specs(dataset, chunk) else []
         )
 
+    def recorded_evaluation(self, dataset: str, chunk: str) -> Any:
+        """The chunk's evaluation file as it is on disk (``None``: absent or unreadable).
+        Read once: the fit record and the restore check both use it."""
+        key = (dataset, chunk)
+        if key not in self._evaluations:
+            self._evaluations[key] = _read_or_none(f"{self.out}/evaluations/{dataset}/{chunk}.json")
+        return self._evaluations[key]
+
     def fit_record(self, dataset: str, chunk: str) -> Any:
         """The fit job's recorded budget facts: its info file, else the copy a (restored)
         evaluation holds (``fit_job``), else ``None``. Read once."""
@@ -352,8 +362,7 @@ class PlanLineage:
         if key not in self._fit_records:
             info = _read_or_none(f"{self.out}/fits/{dataset}/{chunk}.json")
             if info is None:
-                ev = _read_or_none(f"{self.out}/evaluations/{dataset}/{chunk}.json")
-                info = (ev or {}).get("fit_job")
+                info = (self.recorded_evaluation(dataset, chunk) or {}).get("fit_job")
             self._fit_records[key] = info
         return self._fit_records[key]
 

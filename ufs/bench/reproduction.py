@@ -37,20 +37,20 @@ def _run_name(manifest: dict, archive: Path) -> str:
 
 def restore_reproductions(
     archives: list[str | Path], folder: str | Path, *, published_dir: str | Path | None = None
-) -> list[str]:
+) -> dict[str, Path]:
     """Restore each archive into ``folder/<run>/`` with its tables, timing and comparison
-    (module docstring); returns the run names. ``published_dir``: where the published
-    tables are (default: the repository's ``config/published``). Two archives of one run
-    are an error."""
+    (module docstring); returns run name → its archive. ``published_dir``: where the
+    published tables are (default: the repository's ``config/published``). Two archives of
+    one run are an error."""
     folder = Path(folder)
     pub_dir = Path(published_dir) if published_dir is not None else PUBLISHED_DIR
-    names = []
+    names: dict[str, Path] = {}
     for archive in sorted(Path(a) for a in archives):
         manifest, _ = read_archive(archive)
         name = _run_name(manifest, archive)
         if name in names:
             raise ValueError(f"two archives of the run {name!r} (the second: {archive})")
-        names.append(name)
+        names[name] = archive
         run = folder / name
         restore_archive(archive, run)
         config = yaml.safe_load(manifest["config"]["text"]) or {}

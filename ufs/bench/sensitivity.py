@@ -18,7 +18,13 @@ import pandas as pd
 
 from . import answer, ranking, references, views
 
-__all__ = ["primary_verdicts", "sensitivity", "sensitivity_markdown"]
+__all__ = [
+    "friedman_p_text",
+    "names_text",
+    "primary_verdicts",
+    "sensitivity",
+    "sensitivity_markdown",
+]
 
 
 def sensitivity(
@@ -73,7 +79,14 @@ def primary_verdicts(
     )[views.PRIMARY.key]
 
 
-def _list(ms) -> str:
+def friedman_p_text(row: dict[str, object]) -> str:
+    """A verdict row's Friedman p as printed (``n/a`` where no rank test applies)."""
+    p = row["friedman_p"]
+    return "n/a" if p is None else ranking._fmt_p(p)
+
+
+def names_text(ms) -> str:
+    """Method names as printed in a verdict cell (``none`` for an empty list)."""
     return ", ".join(f"`{m}`" for m in ms) if ms else "none"
 
 
@@ -128,13 +141,12 @@ def sensitivity_markdown(
                 if not t[t["protocol"] == protocol].empty
             }
             for key, row in {**s, **extra}.items():
-                p = row["friedman_p"]
                 left = ", ".join(f"`{m}`" for m in row["left_out"]) or "–"
                 lines.append(
                     f"| {key} | {row['n']} {row['unit']} | "
-                    f"{'n/a' if p is None else ranking._fmt_p(p)} | {len(row['pairs'])} | "
-                    f"{_list(row['better_random'])} | {_list(row['worse_random'])} | "
-                    f"{_list(row['better_all'])} | {_list(row['worse_all'])} | `{row['top']}` | "
+                    f"{friedman_p_text(row)} | {len(row['pairs'])} | "
+                    f"{names_text(row['better_random'])} | {names_text(row['worse_random'])} | "
+                    f"{names_text(row['better_all'])} | {names_text(row['worse_all'])} | `{row['top']}` | "
                     f"{left} |"
                 )
             lines.append("")
@@ -155,7 +167,7 @@ def sensitivity_markdown(
                     else ""
                 )
                 + ". Better than random in every view: "
-                + _list(
+                + names_text(
                     [
                         m
                         for m in primary["better_random"]

@@ -3,7 +3,6 @@ import os
 import re
 
 import ufs.bench.io
-import ufs.fileio
 import ufs.bench.tracking
 from snakemake.exceptions import WorkflowError
 from ufs.bench.config import CHUNK_PATTERN, ConfigError, build_plan
@@ -152,20 +151,13 @@ def chunk_lineage(dataset, chunk):
     return LINEAGE.chunk_lineage(dataset, chunk)
 
 
-def _read_or_none(path):
-    try:
-        return ufs.fileio.read_json(path) if os.path.exists(path) else None
-    except (OSError, ValueError):  # unreadable: no record (damaged_files has said why)
-        return None
-
-
 def _restored_lineages(dataset, chunk):
     """(recorded, plan) lineages of a chunk whose evaluation was restored without its fit
     files (a fresh machine after ``ufs benchmark-restore``); ``None`` when the fit files
     are there or there is no evaluation with a recorded lineage. Read once per chunk."""
     if os.path.exists(f"{OUT}/fits/{dataset}/{chunk}.json"):
         return None
-    ev = _read_or_none(f"{OUT}/evaluations/{dataset}/{chunk}.json")
+    ev = LINEAGE.recorded_evaluation(dataset, chunk)
     if ev is None or not ev.get("lineage"):
         return None
     return ev["lineage"], chunk_lineage(dataset, chunk)
