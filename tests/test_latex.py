@@ -164,7 +164,7 @@ def test_tables_compile(frames, tmp_path):
     s = {f"d{j}": {"a_1": 0.9, "b": 0.8, "c": 0.1} for j in range(3)}
     (tmp_path / "ranks.tex").write_text(latex.rank_table(ranking.rank_all(_tables(s))))
     (tmp_path / "doc.tex").write_text(
-        "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
+        "\\documentclass{article}\n\\usepackage{booktabs,graphicx}\n\\begin{document}\n"
         "\\input{toy.tex}\n\\input{ranks.tex}\n\\end{document}\n"
     )
     if shutil.which("pdflatex"):
@@ -191,3 +191,79 @@ def test_rank_table_gives_a_cd_only_where_friedman_rejects():
     assert r[0].applicable and r[0].pvalue >= r[0].alpha
     rows = {x[0]: x[1:] for x in _body(latex.rank_table(r).split(r"\cmidrule", 1)[1])}
     assert rows[r"CD ($\alpha = 0.05$)"] == ["--", "--"]
+
+
+needs_tex = pytest.mark.skipif(
+    not shutil.which("pdflatex"),
+    reason="no pdflatex on this machine (.ci/run installs it): the widths are checked by compiling",
+)
+
+
+def _overfull(tmp_path, options: str, width: str, files: dict[str, str]) -> list[str]:
+    """Compile ``files`` in an article of text width ``width``; the log's overfull boxes."""
+    for name, tex in files.items():
+        (tmp_path / name).write_text(tex)
+    inputs = "".join(f"\\input{{{n}}}\n\\clearpage\n" for n in files)
+    (tmp_path / "doc.tex").write_text(
+        f"\\documentclass[{options}]{{article}}\n\\usepackage{{booktabs,graphicx}}\n"
+        f"\\setlength{{\\textwidth}}{{{width}}}\n\\begin{{document}}\n{inputs}\\end{{document}}\n"
+    )
+    cmd = ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"]
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    log = (tmp_path / "doc.log").read_text(errors="replace")
+    return re.findall(r"Overfull \\hbox \(([\d.]+)pt too wide\)", log)
+
+
+@pytest.fixture()
+def wide(tmp_path):
+    """A benchmark-sized data set: six values of h, long names, every status mark, and a
+    rank table of 26 methods; the widest tables the workflow writes."""
+    hs = (50, 100, 150, 200, 250, 300)
+    names = ["kmeans_ufs_exact", "lrpfs_ma2024", "fsbc_nobal", "sf2sog", "laplacian_score"]
+    statuses = ["not_converged", "diverged", "degenerate", "ok", "ok"]
+    recs = [
+        _record(m, "subset", [_row(h, 0.55 + 0.01 * i, statuses[i]) for h in hs])
+        for i, m in enumerate(names)
+    ]
+    recs.append(_record("all_features", "full", [{**_row(300, 0.7), "h_label": "all"}]))
+    for i in range(2):
+        recs.append(
+            _record("random", "ranking", [_row(h, 0.3 + 0.02 * i) for h in hs], pid=f"r{i}")
+        )
+        recs[-1]["params"] = {"draw": i}
+    _, sel = _frames(tmp_path, recs)
+    methods = [f"method_number_{i:02d}" for i in range(26)]
+    rng = np.random.default_rng(0)
+    s = {f"d{j}": {m: float(rng.uniform()) for m in methods} for j in range(12)}
+    return {
+        "toy.tex": latex.dataset_tables(sel, "toy_set_with_a_long_name"),
+        "ranks.tex": latex.rank_table(ranking.rank_all(_tables(s))),
+    }
+
+
+@needs_tex
+@pytest.mark.parametrize(("options", "width"), [("", "17cm"), ("twocolumn", "17cm"), ("", "12cm")])
+def test_every_table_fits_the_text_width(wide, tmp_path, options, width):
+    """Issue 39: the per-data-set tables overflowed a 17 cm text by 52-60 pt and ranks.tex by
+    26 pt. Every table now fits the line, in one column of a two-column paper too."""
+    assert _overfull(tmp_path, options, width, wide) == []
+
+
+@needs_tex
+def test_fit_width_scales_only_what_is_wider(tmp_path):
+    """A table narrower than the line keeps its natural size (it is not blown up): the
+    scaled box of a three-cell table is as wide as the same tabular set bare."""
+    body = latex.tabular(["method", "x"], [latex.Row("a", (latex.Cell("1"),))])
+    (tmp_path / "doc.tex").write_text(
+        "\\documentclass{article}\n\\usepackage{booktabs,graphicx}\n\\begin{document}\n"
+        f"\\setbox0\\hbox{{{latex.fit_width(body)}}}\\typeout{{FIT=\\the\\wd0}}\n"
+        f"\\setbox0\\hbox{{{body}}}\\typeout{{BARE=\\the\\wd0}}\n"
+        "\\end{document}\n"
+    )
+    cmd = ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"]
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    fit = re.search(r"FIT=([\d.]+)pt", proc.stdout).group(1)
+    bare = re.search(r"BARE=([\d.]+)pt", proc.stdout).group(1)
+    assert float(fit) == pytest.approx(float(bare), abs=0.01) and float(bare) < 200

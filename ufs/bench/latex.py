@@ -10,7 +10,12 @@ r"""LaTeX versions of the results tables, for a paper: booktabs, the best value 
 Conventions of every table:
 
 * booktabs rules (``\toprule``, ``\midrule``, ``\bottomrule``): the preamble needs
-  ``\usepackage{booktabs}``, nothing else;
+  ``\usepackage{booktabs}`` and ``\usepackage{graphicx}``, nothing else;
+* every table fits the line it is set in (issue 39: the per-data-set tables overflowed a
+  17 cm text by up to 60 pt): a table wider than ``\linewidth`` is scaled down to it, a
+  narrower one is left at its natural size (:func:`fit_width`). ``\linewidth`` is the
+  column width inside a float of a two-column document, so the same file serves a
+  single-column figure* or a one-column ``table`` float;
 * per column the best value is bold and the runner-up underlined, compared **as
   printed**: equal printed values tie (all bold; after a tie for best the next value is
   the runner-up). Highest is best, lowest for ranks. Competitors and declared variants are
@@ -34,7 +39,17 @@ import pandas as pd
 
 from .cells import ELIGIBLE, Cell, Row, emphasis
 
-__all__ = ["MARKS", "Cell", "Row", "escape", "emphasis", "tabular", "dataset_tables", "rank_table"]
+__all__ = [
+    "MARKS",
+    "Cell",
+    "Row",
+    "escape",
+    "emphasis",
+    "fit_width",
+    "tabular",
+    "dataset_tables",
+    "rank_table",
+]
 
 #: the fit-status marks (:data:`ufs.bench.status.STATUS_MARK`) as LaTeX superscripts
 MARKS = {
@@ -163,7 +178,7 @@ def _float(body: str, caption: str, label: str, notes: Sequence[str] = ()) -> st
         r"\setlength{\tabcolsep}{4pt}",
         rf"\caption{{{caption}}}",
         rf"\label{{{label}}}",
-        body,
+        fit_width(body),
     ]
     if notes:
         lines += [r"\par\smallskip", r"\begin{minipage}{\linewidth}\footnotesize"]
@@ -173,6 +188,16 @@ def _float(body: str, caption: str, label: str, notes: Sequence[str] = ()) -> st
     return "\n".join(lines)
 
 
+def fit_width(body: str) -> str:
+    """``body`` (a ``tabular``) scaled down to ``\\linewidth`` when it is wider, at its
+    natural size otherwise (graphicx's ``\\resizebox``, whose size arguments may refer to
+    the box's own ``\\width``)."""
+    return (
+        "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n"
+        f"{body}%\n}}"
+    )
+
+
 def _label(*parts: str) -> str:
     return "tab:" + re.sub(r"[^A-Za-z0-9]+", "-", "-".join(parts)).strip("-")
 
@@ -180,7 +205,8 @@ def _label(*parts: str) -> str:
 def _preamble(what: str) -> str:
     return (
         f"% {what}: written by ufs.bench.latex (UFS-bench); do not edit.\n"
-        "% Needs \\usepackage{booktabs}. \\input{} this file where the tables belong."
+        "% Needs \\usepackage{booktabs} and \\usepackage{graphicx}. "
+        "\\input{} this file where the tables belong."
     )
 
 
