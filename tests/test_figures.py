@@ -360,6 +360,29 @@ def test_convergence_says_which_methods_are_not_monotone_by_design(run, tmp_path
     fig.clf()
 
 
+def test_status_marks_ring_their_point_and_hide_no_other(tmp_path):
+    """Issue 39: the degenerate diamonds (8.4 pt) covered neighbouring points. Every status
+    mark is at most 3 pt wider than the 3.5 pt point it rings."""
+    recs = [
+        _record("kmeans_ufs", "subset", [_row(h, 0.5, "degenerate") for h in HS]),
+        _record("dgufs", "subset", [_row(h, 0.5, "diverged") for h in HS]),
+        _record("ndfs", "ranking", [_row(h, 0.4, "not_converged") for h in HS]),
+    ]
+    _, sel = _frames(tmp_path, recs)
+    figs, save = _capture()
+    figures.plot_metric_vs_h(sel, "toy", "acc", tmp_path / "acc_vs_h.png", save)
+    fig = figs["acc_vs_h.png"]
+    sizes = [
+        np.sqrt(c.get_sizes()).max()
+        for ax in fig.axes
+        for c in ax.collections
+        if hasattr(c, "get_sizes") and len(c.get_sizes()) and c.get_offsets().size
+    ]
+    assert len(sizes) >= 3  # the three kinds of marks were drawn
+    assert max(sizes) <= figures.POINT_SIZE + 3.0
+    fig.clf()
+
+
 def test_runtime_says_graph_time_excluded(run, tmp_path):
     df, _ = run
     figs, save = _capture()
@@ -373,10 +396,40 @@ def test_runtime_says_graph_time_excluded(run, tmp_path):
     assert names[0] == "random" and names[-1] == "kmeans_ufs"  # sorted by mean fit time
     # a log axis from the data's own minimum (random's 100 µs), not an arbitrary floor
     assert ax.get_xlim()[0] == pytest.approx(1e-4)
-    assert ax.get_xlabel().startswith("wall-clock seconds per fit (log scale; the axis starts")
-    assert "100 µs" in ax.get_xlabel()
+    # these records carry no fit_job: the wall clock, said as such
+    assert ax.get_xlabel().startswith("wall-clock seconds per fit (CPU time not recorded")
+    assert "the axis starts at the fastest fit, 100 µs" in ax.get_xlabel()
     assert all(p.get_x() == pytest.approx(1e-4) for p in ax.patches)  # bars start there
     fig.clf()
+
+
+def test_runtime_shows_cpu_time_where_recorded(tmp_path):
+    """Issue 39: the runtime figure showed wall-clock time on whatever load the machine had.
+    With the fit job's CPU seconds recorded (the workflow's evaluation files), the bars are
+    CPU time: a subset method's CPU per h, a ranking method's one fit at every h."""
+    recs = [
+        _record("kmeans_ufs", "subset", [_row(h, 0.5, seconds=9.0) for h in HS]),
+        _record("ndfs", "ranking", [_row(h, 0.4, seconds=9.0) for h in HS]),
+    ]
+    tasks = [
+        {"fits": {f"h{h}": {"fit_cpu_seconds": h / 100} for h in HS}},
+        {"fits": {"rank": {"fit_cpu_seconds": 0.02}}},
+    ]
+    path = tmp_path / "ev.json"
+    write_json(path, {"dataset": "toy", "evaluations": recs, "fit_job": {"tasks": tasks}})
+    df = aggregate.collect([path], "toy")
+    k = df[df["method"] == "kmeans_ufs"].set_index("h")
+    assert k["fit_cpu_seconds"].to_dict() == {h: h / 100 for h in HS}
+    assert (df.loc[df["method"] == "ndfs", "fit_cpu_seconds"] == 0.02).all()
+    stats = figures.runtime_stats(df)
+    assert stats.loc["kmeans_ufs", "mean"] == pytest.approx(np.mean(HS) / 100)
+    assert stats.loc["ndfs", "size"] == 1  # one fit, not one per h
+    figs, save = _capture()
+    figures.plot_runtime(df, "toy", tmp_path / "runtime.png", save)
+    (ax,) = figs["runtime.png"].axes
+    assert ax.get_xlabel().startswith("CPU seconds per fit (process CPU time")
+    assert ax.get_xlim()[0] == pytest.approx(0.02)  # the CPU times, not the 9 s wall clock
+    figs["runtime.png"].clf()
 
 
 def test_plot_dataset_writes_pngs_and_pdfs(run, tmp_path):
@@ -433,7 +486,10 @@ def test_cd_bars_only_when_the_friedman_test_is_significant():
     fig = ranking.cd_figure(ns)
     assert not _bars(fig)
     assert not any(t.get_text().startswith("CD = ") for t in fig.axes[0].texts)
-    assert "NOT significant at α = 0.05, so no post-hoc test" in fig._suptitle.get_text()
+    title = fig._suptitle.get_text()
+    assert "\n" not in title and title.endswith("; bold: seed methods")  # one line (issue 39)
+    assert "NOT significant at α = 0.05, so no post-hoc test" in ranking.cd_caption(ns)
+    assert ranking.cd_caption(ns).endswith("Bold names: the seed papers' methods.")
 
 
 def test_cd_tied_ranks_keep_separate_leader_lines():

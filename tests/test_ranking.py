@@ -177,5 +177,8 @@ def test_cd_diagram_and_markdown(tmp_path):
     assert md.startswith("## Across data sets: average rank")
     assert "[figures/cd_oracle_acc.png](figures/cd_oracle_acc.png)" in md
     assert f"| {r.cd:.2f} |" in md
+    # the diagram's caption beside it (issue 39: its title is one line)
+    assert f"- CD diagram, label-tuned (oracle) ACC: {ranking.cd_caption(r)}" in md
+    assert "Friedman χ²" in ranking.cd_caption(r) and "Bold names" in ranking.cd_caption(r)
     details = ranking.details_markdown(results)
     assert "| method_0 | 1.00 |" in details or "| method_0 | " in details

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..fileio import write_json, write_text, write_with
+from ..fileio import read_json, write_json, write_text, write_with
 from .io import read_evaluations
 from .status import STATUS_MARK, fit_label, fit_status, worst
 
@@ -90,6 +90,32 @@ def _row_status(ev: dict[str, Any], row: dict[str, Any], cache: dict) -> str:
     )
 
 
+def _with_fit_cpu(paths) -> list[tuple[dict[str, Any], dict[str, float]]]:
+    """Each evaluation record with its fits' CPU seconds by fit label (``h<h>`` for a
+    subset method's fit at h, ``rank``/``all`` for the one fit of a ranking or full
+    method), from the file's ``fit_job`` (:func:`ufs.bench.steps.evaluate`, records in
+    the same order); ``{}`` for files written without it (outside the workflow)."""
+    out = []
+    for path in paths:
+        tasks = (read_json(path).get("fit_job") or {}).get("tasks") or []
+        records = read_evaluations([path])
+        if len(tasks) != len(records):
+            tasks = [{}] * len(records)
+        for rec, task in zip(records, tasks, strict=True):
+            fits = task.get("fits", {})
+            out.append(
+                (rec, {k: v["fit_cpu_seconds"] for k, v in fits.items() if "fit_cpu_seconds" in v})
+            )
+    return out
+
+
+def _row_cpu(cpu: dict[str, float], row: dict[str, Any]) -> float:
+    """The CPU seconds of the fit behind an evaluation row (NaN when not recorded)."""
+    if len(cpu) == 1:  # a ranking or full method: one fit scored at every h
+        return float(next(iter(cpu.values())))
+    return float(cpu.get(f"h{row['h']}", np.nan))
+
+
 def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
     """One row per (method, setting, h) with replicate-pooled statistics, the method's
     ``role``, ``draw`` and ``input_space`` (:func:`ufs.registry.method_facts`) and each
@@ -98,7 +124,7 @@ def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
 
     pooled: dict[tuple, dict[str, Any]] = {}
     budget_cache: dict = {}
-    for ev in read_evaluations(evaluation_files):
+    for ev, cpu in _with_fit_cpu(evaluation_files):
         for row in ev["results"]:
             key = (ev["method"], ev["pid"], row["h_label"])
             e = pooled.setdefault(
@@ -119,6 +145,7 @@ def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
                     "tp": [],
                     "cp": [],
                     "fit_seconds": [],
+                    "fit_cpu_seconds": [],
                     "curves": [],
                     "statuses": [],
                     "replicates": 0,
@@ -134,6 +161,7 @@ def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
                 if row.get(m) is not None:
                     e[m].append(row[m])
             e["fit_seconds"].append(row["fit_seconds"])
+            e["fit_cpu_seconds"].append(_row_cpu(cpu, row))
             if row.get("objective_curve"):
                 e["curves"].append(row["objective_curve"])
     records = []
@@ -178,6 +206,7 @@ def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
         many = len(e["tp"]) > 1 and not budget
         rec["tp_std"] = float(np.std(e["tp"], ddof=1)) if many else np.nan
         rec["fit_seconds"] = float(np.mean(e["fit_seconds"]))
+        rec["fit_cpu_seconds"] = float(np.mean(e["fit_cpu_seconds"]))  # NaN: not recorded
         rec["objective_curve"] = e["curves"][0] if e["curves"] else None
         rec["status"] = worst(e["statuses"])
         for st in ("not_converged", "diverged", "degenerate", "fixed_budget", "budget_exceeded"):

@@ -534,7 +534,12 @@ def _ranks_section(
     ]
     for r in results:
         fig = figures[(r.protocol, r.metric)]
-        lines += [f"![CD diagram, {TITLES[r.protocol]} {r.metric.upper()}]({fig})", ""]
+        lines += [
+            f"![CD diagram, {TITLES[r.protocol]} {r.metric.upper()}]({fig})",
+            "",
+            f"*{ranking.cd_caption(r)}*",
+            "",
+        ]
     return lines
 
 

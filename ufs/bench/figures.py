@@ -31,7 +31,9 @@ own hue. Points are dodged around each h.
   its last finite value, marked ×. A method whose objective is not monotone by design
   (:data:`NON_MONOTONE`, from ``docs/methods.md`` and the estimators' docstrings) says so in
   its panel: an increase there is not a failure.
-* ``runtime``: wall-clock fit time per fit (label-free settings) on a log axis that starts
+* ``runtime``: CPU time per fit (label-free settings; process CPU time, which a loaded
+  machine hardly changes, where the results record it — wall-clock time of older results,
+  said on the axis) on a log axis that starts
   at the fastest fit of the figure (the data's own minimum, printed in the axis label), so a
   bar's length is how many decades the method is slower than the fastest fit; the method's
   marker sits at the end of its bar. The kNN graph of a graph-based method is built once per
@@ -501,7 +503,16 @@ def _status_handles(flagged: set[str]) -> list[tuple]:
             "§ budget exceeded (no value)",
         ),
         "degenerate": (
-            Line2D([], [], ls="", marker="D", mfc="none", mec="black", mew=0.9, ms=6),
+            Line2D(
+                [],
+                [],
+                ls="",
+                marker="D",
+                mfc="none",
+                mec="black",
+                mew=0.6,
+                ms=MARK_WIDTH["degenerate"],
+            ),
             "◊ degenerate (round-off or a trivial rule decided it)",
         ),
     }
@@ -578,7 +589,14 @@ def _draw_method(
     mean = 100 * g[f"{metric}_mean"].to_numpy(dtype=float)
     std = 100 * g[f"{metric}_std"].to_numpy(dtype=float)
     ax.plot(
-        x, mean, color=st["color"], ls=st["ls"], marker=st["marker"], ms=3.5, lw=lw, zorder=zorder
+        x,
+        mean,
+        color=st["color"],
+        ls=st["ls"],
+        marker=st["marker"],
+        ms=POINT_SIZE,
+        lw=lw,
+        zorder=zorder,
     )
     lo_col, hi_col = f"{metric}_p05", f"{metric}_p95"
     if lo_col in g and g[lo_col].notna().all():  # a chance reference: its 5-95 % band
@@ -605,25 +623,37 @@ def _draw_method(
     return _status_marks(ax, x, mean, _status(g).to_numpy(), st)
 
 
+#: a data point's marker size (points) in the metric-vs-h figures
+POINT_SIZE = 3.5
+#: the status marks' widths (points; scatter sizes are their squares): each rings its point
+#: tightly, at most 1.5 pt beyond it on each side, so that it hides no neighbouring point
+#: (issue 39: the degenerate diamonds, 8.4 pt wide, covered the other methods' points)
+MARK_WIDTH = {"not_converged": POINT_SIZE + 1.0, "diverged": POINT_SIZE + 1.5}
+MARK_WIDTH["degenerate"] = POINT_SIZE + 3.0
+
+
 def _status_marks(ax, x, y, status, st) -> set[str]:
     """Hollow markers (not converged), × (diverged), § (budget exceeded) and diamonds
-    (degenerate) at the points of one method; the statuses marked."""
+    (degenerate) at the points of one method, each no wider than its point plus 3 pt
+    (:data:`MARK_WIDTH`); the statuses marked."""
     flagged = set()
     nc, dv = status == "not_converged", status == "diverged"
     if nc.any():  # hollow: the fit did not converge
         ax.scatter(
             x[nc],
             y[nc],
-            s=30,
+            s=MARK_WIDTH["not_converged"] ** 2,
             marker=st["marker"],
             facecolors="white",
             edgecolors=st["color"],
-            linewidths=1.2,
+            linewidths=1.0,
             zorder=4.5,
         )
         flagged.add("not_converged")
     if dv.any():  # cross: the fit diverged
-        ax.scatter(x[dv], y[dv], s=40, marker="x", color="black", lw=1.5, zorder=5)
+        ax.scatter(
+            x[dv], y[dv], s=MARK_WIDTH["diverged"] ** 2, marker="x", color="black", lw=1.2, zorder=5
+        )
         flagged.add("diverged")
     be = status == "budget_exceeded"
     if be.any():  # no value: a § at the bottom of the panel, at its h
@@ -636,7 +666,14 @@ def _status_marks(ax, x, y, status, st) -> set[str]:
     dg = status == "degenerate"
     if dg.any():  # a diamond around the point: decided by round-off or a trivial rule
         ax.scatter(
-            x[dg], y[dg], s=70, marker="D", facecolors="none", edgecolors="black", lw=0.9, zorder=5
+            x[dg],
+            y[dg],
+            s=MARK_WIDTH["degenerate"] ** 2,
+            marker="D",
+            facecolors="none",
+            edgecolors="black",
+            lw=0.6,
+            zorder=5,
         )
         flagged.add("degenerate")
     return flagged
@@ -848,12 +885,20 @@ def runtime_stats(df: pd.DataFrame) -> pd.DataFrame:
     free = df[df["label_free"]]
     once = free["kind"] != "subset"  # a ranking/full fit is repeated on every h row
     free = pd.concat([free[~once], free[once].drop_duplicates(["method", "pid"])])
-    stats = free.groupby("method")["fit_seconds"].agg(["mean", "min", "max", "size"])
+    stats = free.groupby("method")[runtime_column(free)].agg(["mean", "min", "max", "size"])
     over = (_status(free) == "budget_exceeded").groupby(free["method"]).sum()
     stats["over"] = over.reindex(stats.index, fill_value=0)
     # over the budget: the bar shows the time spent until the fit was stopped
     stats.loc[stats["over"] > 0, "mean"] = stats.loc[stats["over"] > 0, "max"]
     return stats.sort_values("mean")
+
+
+def runtime_column(df: pd.DataFrame) -> str:
+    """``fit_cpu_seconds`` when every fit of ``df`` recorded its CPU time (issue 39: the
+    figure showed wall-clock time on whatever load the machine had), ``fit_seconds`` (wall
+    clock) otherwise."""
+    cpu = df.get("fit_cpu_seconds")
+    return "fit_cpu_seconds" if cpu is not None and cpu.notna().all() else "fit_seconds"
 
 
 def runtime_origin(stats: pd.DataFrame) -> float:
@@ -865,7 +910,7 @@ def runtime_origin(stats: pd.DataFrame) -> float:
 
 
 def plot_runtime(df: pd.DataFrame, base: str, path, save: Saver = save_figure):
-    """Wall-clock seconds per fit of the label-free settings (mean, min–max over the fits
+    """CPU seconds (:func:`runtime_column`) per fit of the label-free settings (mean, min–max over the fits
     of a subset method) on a log axis starting at the fastest fit (:func:`runtime_origin`):
     a bar spans from there to the method's time, its marker at the end. Excludes the kNN
     graph (hatched bars: built once, by the fit job that uses it or by a graph job when
@@ -912,9 +957,13 @@ def plot_runtime(df: pd.DataFrame, base: str, path, save: Saver = save_figure):
         ax.set_xscale("log")
         ax.set_xlim(origin, max(stats["max"].max(), origin) * 8)
         ax.set_ylim(-0.6, len(stats) - 0.4)
+        clock = (
+            "CPU seconds per fit (process CPU time, hardly changed by the machine's load)"
+            if runtime_column(free) == "fit_cpu_seconds"
+            else "wall-clock seconds per fit (CPU time not recorded: depends on the load)"
+        )
         ax.set_xlabel(
-            "wall-clock seconds per fit (log scale; the axis starts at the fastest fit, "
-            f"{_fmt_seconds(origin)})"
+            f"{clock}\nlog scale; the axis starts at the fastest fit, {_fmt_seconds(origin)}"
         )
         ax.grid(axis="x", alpha=0.25, lw=0.5)
         ax.set_title(

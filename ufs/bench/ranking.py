@@ -68,6 +68,7 @@ __all__ = [
     "details_markdown",
     "plot_cd",
     "cd_figure",
+    "cd_caption",
     "post_hoc",
     "spread_positions",
     "PROTOCOLS",
@@ -523,6 +524,11 @@ def overview_markdown(results: list[RankResult], figure_dir: str = "figures") ->
             + f" | [{fig}]({fig}) |"
         )
     lines.append("")
+    for r in results:  # the diagrams' captions (their titles are one line)
+        lines.append(
+            f"- CD diagram, {PROTOCOL_TITLES[r.protocol]} {r.metric.upper()}: {cd_caption(r)}"
+        )
+    lines.append("")
     lines += rank_notes(results)
     if lines[-1] != "":
         lines.append("")
@@ -664,6 +670,14 @@ _CD_WHAT = {
 }
 
 
+def cd_caption(r: RankResult) -> str:
+    """The CD diagram's caption, written beside the figure in the markdown (issue 39: it
+    was a four-line title): the test, whether a post-hoc comparison was made, the status
+    marks, who is not ranked, and what the bold names are."""
+    parts = [p.rstrip(".") for p in _cd_subtitle(r).split("\n")]
+    return ". ".join([*parts, "Bold names: the seed papers' methods."])
+
+
 def _cd_subtitle(r: RankResult) -> str:
     """The test, whether a post-hoc comparison was made, the status marks and who is not
     ranked."""
@@ -726,8 +740,8 @@ def cd_figure(result: RankResult):
     nrows = max((k + 1) // 2, k - (k + 1) // 2)
     bottom = top_label - (nrows - 1) - 0.6
     top = 1.6 if groups else 1.0
-    heading = f"{title}\n{_cd_subtitle(r)}"
-    above = 0.25 + 0.17 * heading.count("\n")  # inches above the axes for the heading
+    heading = f"{title}; bold: seed methods"  # one line: the caption goes beside it
+    above = 0.25  # inches above the axes for the heading
     height = 0.27 * (top - bottom) + 0.35 + above
     fig = plt.figure(figsize=(9.5, height))
     ax = fig.add_axes((0.27, 0.02, 0.46, 0.98 - above / height))
