@@ -91,9 +91,8 @@ def _row_status(ev: dict[str, Any], row: dict[str, Any], cache: dict) -> str:
 
 
 def _with_fit_cpu(paths) -> list[tuple[dict[str, Any], dict[str, float]]]:
-    """Each evaluation record with its fits' CPU seconds by fit label (``h<h>`` for a
-    subset method's fit at h, ``rank``/``all`` for the one fit of a ranking or full
-    method), from the file's ``fit_job`` (:func:`ufs.bench.steps.evaluate`, records in
+    """Each evaluation record with its fits' CPU seconds by fit label
+    (:func:`ufs.bench.status.fit_label`), from the file's ``fit_job`` (:func:`ufs.bench.steps.evaluate`, records in
     the same order); ``{}`` for files written without it (outside the workflow)."""
     out = []
     for path in paths:
@@ -109,11 +108,9 @@ def _with_fit_cpu(paths) -> list[tuple[dict[str, Any], dict[str, float]]]:
     return out
 
 
-def _row_cpu(cpu: dict[str, float], row: dict[str, Any]) -> float:
+def _row_cpu(cpu: dict[str, float], kind: str, row: dict[str, Any]) -> float:
     """The CPU seconds of the fit behind an evaluation row (NaN when not recorded)."""
-    if len(cpu) == 1:  # a ranking or full method: one fit scored at every h
-        return float(next(iter(cpu.values())))
-    return float(cpu.get(f"h{row['h']}", np.nan))
+    return float(cpu.get(fit_label(kind, row["h"]), np.nan))
 
 
 def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
@@ -161,7 +158,7 @@ def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
                 if row.get(m) is not None:
                     e[m].append(row[m])
             e["fit_seconds"].append(row["fit_seconds"])
-            e["fit_cpu_seconds"].append(_row_cpu(cpu, row))
+            e["fit_cpu_seconds"].append(_row_cpu(cpu, ev["kind"], row))
             if row.get("objective_curve"):
                 e["curves"].append(row["objective_curve"])
     records = []
