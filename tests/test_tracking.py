@@ -376,7 +376,7 @@ def test_experiment_opens_on_the_runs_table(tmp_path, pristine):
     assert client.get_experiment(exp_id).tags[key] == kind
     receipt = json.loads((tmp_path / "init.json").read_text())
     assert receipt["runs_table"] == (
-        f"/#/experiments/{exp_id}/runs?workflowType=machine_learning&viewStateShareKey=ufs-bench-v1"
+        f"/#/experiments/{exp_id}/runs?workflowType=machine_learning&viewStateShareKey=ufs-bench-v2"
     )
     # an experiment created before the tag (or by another tool) gets it, its store tag kept;
     # a kind someone chose is kept, and a second initialisation changes nothing
@@ -639,6 +639,23 @@ def test_runs_open_on_what_a_reader_needs(tmp_path, pristine):
     assert by["laplacian_score", "p1", "2"].data.tags["mlflow.source.git.commit"] == "abc123"
     assert by["laplacian_score", "p1", "2"].data.tags["git_commit"] == "abc123-dirty"
     assert by["all_features", "pa", "4"].data.tags["h_all"] == "true"
+    # issue 39: a description that names the method, h, protocol and setting
+    assert (
+        by["laplacian_score", "p1", "2"]
+        .data.tags["mlflow.note.content"]
+        .startswith(
+            "laplacian_score on toy, h = 2. Protocol label-free: the method's documented default "
+            "setting, no labels used. Setting p1: n_neighbors = 5."
+        )
+    )
+    assert (
+        "Protocol label-tuned" in by["laplacian_score", "p2", "4"].data.tags["mlflow.note.content"]
+    )
+    assert (
+        by["all_features", "pa", "2"]
+        .data.tags["mlflow.note.content"]
+        .startswith("all_features on toy, all features (shown at h = 2).")
+    )
     for r in runs:
         (di,) = r.inputs.dataset_inputs
         assert di.dataset.name == "toy" and json.loads(di.dataset.profile)["n_features"] == 4
@@ -692,6 +709,33 @@ def test_a_directory_moved_before_identities_existed_adopts_its_runs(tmp_path, p
     )
     assert counts["logged"] == 0 and {r.info.run_id for r in _active(uri_b, "e")} == ids
     assert tracking.output_identity(b) == str(a.resolve())
+
+
+def test_metrics_are_logged_to_four_significant_digits(tmp_path, pristine):
+    """Issue 39: the runs table showed 6+ digits. MLflow gets 4 significant digits (the
+    evaluation files keep full precision); the shared view leads with data set, method and
+    h and sorts by data set."""
+    uri = _store(pristine, tmp_path)
+    tracking.init_experiment(uri, "e", tmp_path / "art", tmp_path / "init.json")
+    ev = _evaluation(tmp_path / "c.json", hs=(2,))
+    doc = json.loads(ev.read_text())
+    doc["evaluations"][0]["results"][0].update(acc_mean=0.123456789, fit_seconds=0.0123456)
+    ev.write_text(json.dumps(doc))
+    tracking.log_evaluations(
+        uri,
+        "e",
+        [ev],
+        tmp_path / "r.json",
+        dataset="toy",
+        output_dir=tmp_path,
+        data_sha256="d" * 64,
+    )
+    (run,) = _active(uri, "e")
+    assert run.data.metrics["acc_mean"] == 0.1235
+    assert run.data.metrics["fit_seconds"] == 0.01235
+    cols = tracking.SHARED_VIEW["selectedColumns"]
+    assert cols[:3] == ["params.`dataset`", "params.`method`", "params.`h`"]
+    assert tracking.SHARED_VIEW["orderByKey"] == "params.`dataset`"
 
 
 def test_setting_labels_stay_readable():

@@ -196,6 +196,12 @@ def test_slices_only_add_or_refresh_their_own_part(tmp_path):
         run_snakemake(tmp_path, cfg, "--config", f"only_methods=[{','.join(piece)}]")
         after = {r.info.run_id for r in finished_runs(tmp_path, config["mlflow"]["experiment"])}
         assert after == runs, f"slice {piece} changed the MLflow runs"
+        # issue 39: the slice's tables hold every method on disk, not the slice's only
+        table = pd.read_csv(tmp_path / "results" / "tables" / "wine.csv")
+        assert set(table["method"]) == set(config["methods"]), piece
+        md = (tmp_path / "results" / "tables" / "wine.md").read_text()
+        assert "**A sliced run** (`only_methods=" in md and "from earlier runs" in md
+        assert "**A sliced run**" in (tmp_path / "results" / "summary.md").read_text()
     run_snakemake(tmp_path, cfg)
     now = sorted((tmp_path / "results" / "evaluations" / "wine").glob("*.json"))
     assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in now} == before

@@ -549,11 +549,19 @@ def write_dataset_csv(eval_files, base: str, out_csv, oracle_metric: str = "acc"
 
 
 def write_dataset_outputs(
-    eval_files, base: str, out_csv, out_md, figdir, oracle_metric: str = "acc", out_tex=None
+    eval_files,
+    base: str,
+    out_csv,
+    out_md,
+    figdir,
+    oracle_metric: str = "acc",
+    out_tex=None,
+    note: list[str] = (),
 ) -> None:
     """The data set's CSV, markdown tables (and their HTML page beside them, for the
     Snakemake report), LaTeX tables (``out_tex``, default: ``out_md`` with ``.tex``;
-    :func:`ufs.bench.latex.dataset_tables`) and figures (PNG and PDF)."""
+    :func:`ufs.bench.latex.dataset_tables`) and figures (PNG and PDF). ``note``: markdown
+    lines under the heading (a sliced run's :func:`ufs.bench.slices.slice_note`)."""
     from .html import page
     from .latex import dataset_tables
 
@@ -561,6 +569,9 @@ def write_dataset_outputs(
     sel = select_protocols(df, oracle_metric)
     _write_table_csv(sel, out_csv)
     md = markdown_tables(sel, base, oracle_metric)
+    if note:
+        head, rest = md.split("\n\n", 1)
+        md = "\n".join([head, "", *note, rest])
     write_text(out_md, md)
     write_text(Path(out_md).with_suffix(".html"), page(md, f"UFS-bench: {base}"))
     write_text(
@@ -813,12 +824,14 @@ def write_summary(
     include_variants: bool = False,
     out_tex: str | Path | None = None,
     oracle_metric: str = "acc",
+    note: list[str] = (),
 ) -> str | None:
     """``summary.md`` (ranks across data sets, solver failures, scores and ranks per data
     set, timing, the per-data-set tables), ``timing.json``, ``fit_status.json``, the CD
     diagrams ``cd_figures[(protocol, metric)]`` (PNG, and a PDF beside each) and the rank
-    table in LaTeX (``out_tex``, default ``ranks.tex`` beside ``out_md``). Returns the
-    end-of-run warning, if any."""
+    table in LaTeX (``out_tex``, default ``ranks.tex`` beside ``out_md``). ``note``:
+    markdown lines after the scope line (a sliced run's
+    :func:`ufs.bench.slices.slice_note`). Returns the end-of-run warning, if any."""
     import os
 
     from . import ranking, references, views
@@ -854,6 +867,7 @@ def write_summary(
         "",
         _scope_line(tables),
         "",
+        *note,
         "Two parameter protocols, label-free first everywhere: **label-free** runs each "
         "method's default setting and uses no labels (the unsupervised numbers); "
         "**label-tuned** lets the labels choose the grid setting per h, as the papers do "

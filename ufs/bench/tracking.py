@@ -91,6 +91,7 @@ __all__ = [
     "EXPERIMENT_KIND",
     "LOCKED_RETRIES",
     "run_name",
+    "run_description",
     "setting_label",
     "runs_table_path",
 ]
@@ -419,22 +420,36 @@ def _run_names(runs: dict[str, dict[str, Any]], suffix: str) -> dict[str, str]:
 #: ``mlflow.sharedViewState.<key>`` (what the UI's own Share button writes, read by MLflow
 #: 3.17's UI from ``viewStateShareKey`` in the link). Column keys are the UI's
 #: ``<type>.`<name>```; sorted by ACC, best first, so the numbers come first.
-SHARED_VIEW_KEY = "ufs-bench-v1"
+SHARED_VIEW_KEY = "ufs-bench-v2"
 SHARED_VIEW = {
+    # issue 39: the full data set / method / h first (the name column cuts run names at
+    # ~22 characters), sorted by data set (a sort by ACC across data sets put
+    # golfs_sim2/max_variance first: a meaningless order); each data set x method is a
+    # parent run that groups its settings' runs
     "selectedColumns": [
+        "params.`dataset`",
+        "params.`method`",
+        "params.`h`",
+        "tags.`protocol`",
         "metrics.`acc_mean`",
         "metrics.`nmi_mean`",
         "metrics.`ari_mean`",
         "metrics.`fit_seconds`",
-        "params.`h`",
-        "tags.`protocol`",
         "tags.`selected_by_label_tuning`",
         "tags.`fit_status`",
         "tags.`role`",
     ],
-    "orderByKey": "metrics.`acc_mean`",
-    "orderByAsc": False,
+    "orderByKey": "params.`dataset`",
+    "orderByAsc": True,
 }
+
+#: significant digits of the metrics logged to MLflow (issue 39: 6+ digits); the
+#: evaluation files keep full precision and stay the source of truth
+METRIC_DIGITS = 4
+
+
+def _rounded(v: float) -> float:
+    return float(f"{float(v):.{METRIC_DIGITS}g}")
 
 
 def runs_table_path(experiment_id: str) -> str:
@@ -934,15 +949,15 @@ def _metric_rows(row: dict[str, Any], ts: int):
     out = []
     for k, v in row.items():
         if (k.endswith("_mean") or k.endswith("_std")) and v is not None:
-            out.append(Metric(k, float(v), ts, 0))
+            out.append(Metric(k, _rounded(v), ts, 0))
     for k in ("tp", "cp", "fit_seconds"):
         if row.get(k) is not None:
-            out.append(Metric(f"{k}_at_h" if k in ("tp", "cp") else k, float(row[k]), ts, 0))
+            out.append(Metric(f"{k}_at_h" if k in ("tp", "cp") else k, _rounded(row[k]), ts, 0))
     for k, v in (row.get("fit_info") or {}).items():
         if isinstance(v, bool | int | float):
             out.append(Metric(f"fit_{k}", float(v), ts, 0))
     for m, vals in row["per_restart"].items():
-        out.extend(Metric(f"{m}_per_restart", float(v), ts, i) for i, v in enumerate(vals))
+        out.extend(Metric(f"{m}_per_restart", _rounded(v), ts, i) for i, v in enumerate(vals))
     for i, v in enumerate(row.get("objective_curve") or []):
         out.append(Metric("objective", float(v), ts, i))
     return out
@@ -998,7 +1013,7 @@ def _log_run(
     note, the data set input and the artifacts. Its start and end times are set one fit
     time apart, so that the runs table's Duration column shows the fit's time (wall
     clock), not the time logging took."""
-    from mlflow.entities import Param, RunTag
+    from mlflow.entities import Param
 
     ts = int(time.time() * 1000)
     run = client.create_run(exp_id, run_name=name, tags=tags, start_time=ts)
@@ -1018,14 +1033,6 @@ def _log_run(
             rid,
             metrics=metrics[i : i + 900],
             params=[Param(k, str(v)) for k, v in params.items()] if i == 0 else [],
-            tags=[
-                RunTag(
-                    "mlflow.note.content",
-                    f"dataset {ev['dataset']}, setting {ev['pid']}: {ev['params']}",
-                )
-            ]
-            if i == 0
-            else [],
         )
     if data_input is not None:
         client.log_inputs(rid, datasets=[data_input])
@@ -1038,6 +1045,28 @@ def _log_run(
     fit_ms = int(1000 * float(row.get("fit_seconds") or 0.0))
     client.set_terminated(rid, "FINISHED", end_time=ts + max(fit_ms, 0))
     return rid
+
+
+def run_description(ev: dict[str, Any], row: dict[str, Any]) -> str:
+    """A run's description (its page's note; issue 39: it read "dataset wine, setting
+    44136fa355: {}"): the method, data set and h, the protocol in the tables' words, the
+    setting's parameters and the fit's status."""
+    params = ", ".join(f"{k} = {v}" for k, v in sorted(ev["params"].items()))
+    setting = params or "the method's defaults (no parameters)"
+    if ev["label_free"]:
+        protocol = "label-free: the method's documented default setting, no labels used"
+    else:
+        protocol = "label-tuned: a setting of the grid the labels choose from (as in the papers)"
+    h = f"h = {row['h_label']}"
+    if row["h_label"] == "all":
+        h = "all features"
+    elif row.get("uses_all_features"):  # the all-features reference, repeated at each h
+        h = f"all features (shown at {h})"
+    return (
+        f"{ev['method']} on {ev['dataset']}, {h}. Protocol {protocol}. Setting "
+        f"{ev['pid']}: {setting}. Fit status: {row.get('fit_status') or 'ok'}. "
+        f"Scores: mean over {ev['restarts']} k-means restarts (seed {ev['seed']})."
+    )
 
 
 #: tag of a parent run (one per data set × method, grouping its settings' runs)
@@ -1182,6 +1211,7 @@ def _log_pass(
             tags["git_commit"] = ev["git_commit"]
         if row.get("uses_all_features"):
             tags["h_all"] = "true"  # the all-features reference, repeated at this h
+        tags["mlflow.note.content"] = run_description(ev, row)
         same = existing.pop(key, [])
         keep = [
             r

@@ -50,6 +50,9 @@ rule aggregate_dataset:
     params:
         oracle_metric=ORACLE_METRIC,
         code=AGGREGATE_CODE,
+        # a sliced run: the config's other evaluations on disk, and what is left out
+        earlier=lambda w: SLICE.earlier.get(w.base, []),
+        note=lambda w: slice_note(SLICE, w.base),
     message:
         "tables (markdown, HTML, LaTeX, CSV) and figures of {wildcards.base}"
     log:
@@ -115,6 +118,8 @@ rule summary:
         code=AGGREGATE_CODE,
         min_h_values=MIN_H_VALUES,
         oracle_metric=ORACLE_METRIC,
+        earlier=[f for files in SLICE.earlier.values() for f in files],
+        note=slice_note(SLICE),
     message:
         "summary: ranks across data sets, paired tests, solver failures, every table"
     log:

@@ -7,6 +7,7 @@ import ufs.bench.tracking
 from snakemake.exceptions import WorkflowError
 from ufs.bench.config import CHUNK_PATTERN, ConfigError, build_plan
 from ufs.bench.lineage import PlanLineage
+from ufs.bench.slices import full_config, slice_note, slice_view
 
 try:
     PLAN = build_plan(config, warn=False)
@@ -20,6 +21,10 @@ if PLAN.skipped:
     logger.warning(f"offline_only: skipping datasets not available offline: {PLAN.skipped}")
 OUT = config.get("output_dir", "results")
 RES = config.get("resources_dir", "resources")
+# A sliced run (only_methods, only_datasets) builds its tables from every evaluation of the
+# whole config on disk and says what they leave out (ufs.bench.slices, issue 39).
+_FULL = full_config(config)
+SLICE = slice_view(config, PLAN, build_plan(_FULL, warn=False) if _FULL else None, OUT)
 
 # Intermediate files cut short after they were written keep their mtime: Snakemake would
 # never rebuild them, and a later step would read them (issue 26 #11).

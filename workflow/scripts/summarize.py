@@ -14,7 +14,7 @@ warning = write_summary(
     list(sm.input.tables),
     list(sm.input.csv),
     [b for b in sm.params.benchmarks if os.path.exists(b)],
-    list(sm.input.evaluations),
+    list(sm.input.evaluations) + list(sm.params.earlier),
     sm.output.md,
     sm.output.timing,
     sm.output.status,
@@ -25,6 +25,7 @@ warning = write_summary(
     },
     min_h_values=int(sm.params.min_h_values),
     oracle_metric=sm.params.oracle_metric,
+    note=list(sm.params.note),
 )
 if warning:  # to the job's log; the Snakefile's onsuccess handler repeats it at the end
     print(warning, file=sys.stderr)
