@@ -49,5 +49,7 @@ def test_a_method_slice_adds_what_is_on_disk_and_names_the_rest(tmp_path):
 
 def test_a_data_set_slice_names_the_data_sets_outside_it(tmp_path):
     view = _view(tmp_path, {**CONFIG, "only_datasets": ["wine"]})
-    assert view.datasets_left_out == ["breast_cancer"] and view.earlier == {} and view.left_out == {}
+    assert (
+        view.datasets_left_out == ["breast_cancer"] and view.earlier == {} and view.left_out == {}
+    )
     assert "not in this summary: breast_cancer." in slice_note(view)[0]
