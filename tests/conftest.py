@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,16 @@ def _single_blas_thread():
 
     with threadpool_limits(limits=1):
         yield
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Close the figures a test left open: pyplot keeps them, and past 20 its warning (an
+    error here, ``filterwarnings``) would fail whichever test comes next on that worker."""
+    yield
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        plt.close("all")
 
 
 @pytest.fixture
