@@ -71,9 +71,7 @@ def test_without_y_or_n_clusters_the_error_says_what_to_do():
 
 def test_in_a_pipeline_under_grid_search_and_pickled():
     X, y = _data()
-    pipe = Pipeline(
-        [("select", SelectKBest(score_func=sf.laplacian_score)), ("clf", LinearSVC())]
-    )
+    pipe = Pipeline([("select", SelectKBest(score_func=sf.laplacian_score)), ("clf", LinearSVC())])
     search = GridSearchCV(pipe, {"select__k": [3, 6]}, cv=2).fit(X, y)
     assert search.best_params_["select__k"] in (3, 6)
     again = pickle.loads(pickle.dumps(sf.laplacian_score))

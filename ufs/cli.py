@@ -402,13 +402,21 @@ def _benchmark_migrate(args: argparse.Namespace) -> int:
     from .bench.lineage import SCHEME, migrate_archive
 
     try:
-        counts = migrate_archive(args.archive, args.out, mirror_dir=args.mirror_dir)
-    except (ArchiveError, ConfigError, FileNotFoundError) as exc:
+        before = None
+        if args.before:
+            from .fileio import read_json
+
+            before = read_json(args.before)
+            if not isinstance(before, dict):
+                raise ValueError(f"{args.before}: not a mapping of chunk -> lineage")
+        counts = migrate_archive(args.archive, args.out, mirror_dir=args.mirror_dir, before=before)
+    except (ArchiveError, ConfigError, FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     where = args.out or args.archive
+    what = "re-keyed across the declared refactor" if before else f"migrated to scheme {SCHEME}"
     print(
-        f"{counts['migrated']} evaluations migrated to lineage scheme {SCHEME}, "
+        f"{counts['migrated']} evaluations {what}, "
         f"{counts['current']} already current, {counts['stale']} stale (re-fitted by the "
         f"next run), {counts['absent']} chunks without evaluation"
         + (f"; wrote {where}" if counts["migrated"] else "; nothing written")
@@ -626,6 +634,14 @@ def _add_benchmark_archive(sub) -> None:
         "--mirror-dir",
         default=None,
         help="the data mirror, if not the archive's config's mirror_dir",
+    )
+    mig.add_argument(
+        "--before",
+        default=None,
+        metavar="LINEAGES.json",
+        help="re-key across a declared refactor: the plan's lineages computed by the code "
+        "before it (benchmarks/plan_lineages.py run in that checkout); an evaluation current "
+        "there becomes current here",
     )
     res = sub.add_parser(
         "benchmark-restore",

@@ -53,9 +53,7 @@ def available() -> list[str]:
     """The registered ranking methods that have a score function (sorted)."""
     from .registry import available_methods, get_method
 
-    return [
-        m for m in available_methods() if get_method(m).kind == "ranking" and m not in EXCLUDED
-    ]
+    return [m for m in available_methods() if get_method(m).kind == "ranking" and m not in EXCLUDED]
 
 
 def _check_ranking(name: str) -> None:

@@ -747,6 +747,17 @@ def _only(config: dict[str, Any], key: str) -> dict[str, Any]:
     return {k: v for k, v in entries.items() if not only or k in only}
 
 
+def _register_config_methods(methods: dict[str, Any]) -> None:
+    """The config's methods given by import path (``class:``; :mod:`ufs.plugins`),
+    registered for this process; a broken one is a :class:`ConfigError`."""
+    from ..plugins import PluginError, register_config_methods
+
+    try:
+        register_config_methods(methods)
+    except PluginError as exc:
+        raise ConfigError(f"config {exc}") from None
+
+
 def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
     """Validate ``config`` semantically and expand it into a :class:`Plan`.
 
@@ -759,6 +770,7 @@ def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
             _check_name(section, name)
     _check_directory(config, "output_dir", "results")
     _check_directory(config, "resources_dir", "resources")
+    _register_config_methods(config.get("methods") or {})
     plan = Plan(config=config)
     seed = int(config.get("seed", 0))
     ev = config.get("evaluation", {}) or {}

@@ -56,6 +56,8 @@ __all__ = [
     "code_digest",
     "migrate_evaluations",
     "modules_hash",
+    "plan_lineages",
+    "rekey_evaluations",
     "normalized_source",
 ]
 
@@ -126,6 +128,13 @@ def modules_hash(
 #: the entry's own loader (:func:`dataset_code`), not as a whole, so that adding a data set
 #: (or its reader, in a module only the catalog imports) re-runs no other data set
 ENTRY_MODULES = ("datasets/catalog.py",)
+#: the methods' registrations (``ufs/methods/__init__.py``: every built-in method's entry,
+#: and the loading of methods from outside the package, :mod:`ufs.plugins`): each method's
+#: entry is part of its own code version (:func:`method_entry`), so a step's closure
+#: neither hashes nor follows it. Until 2026-11-27 it did, and registering a method (or a
+#: plugin hook) changed every evaluation's lineage; archives made before are re-keyed by
+#: :func:`rekey_evaluations` (``ufs benchmark-migrate --before``).
+REGISTRATION_MODULES = ("methods/__init__.py",)
 
 
 def _closure_stopping(paths: Iterable[Path], stop: set[Path]) -> list[Path]:
@@ -143,9 +152,15 @@ def _closure_stopping(paths: Iterable[Path], stop: set[Path]) -> list[Path]:
 
 def method_entry(name: str) -> dict[str, Any]:
     """The registry entry's part that changes results (class, kind, fixed parameters,
-    grid, defaults, draws; not the reference text)."""
+    grid, defaults, draws; not the reference text) and, for a method from an installed
+    package (:mod:`ufs.plugins`), that package's name and version: its other modules are
+    not hashed, so an upgrade re-fits it (issue 41)."""
+    from ..plugins import distribution_of
+
     spec = get_method(name)
+    package = distribution_of(getattr(spec.cls, "wrapped", spec.cls))
     return {
+        **({"distribution": package} if package else {}),
         "name": spec.name,
         "class": f"{spec.cls.__module__}.{spec.cls.__qualname__}",
         "kind": spec.kind,
@@ -173,7 +188,7 @@ def closure_code(*relative: str, exclude: tuple[str, ...] = ("methods/",)) -> st
     (:func:`dataset_code`)."""
     pkg = registry._PKG
     dotted = tuple(f"{pkg.name}." + e.rstrip("/").replace("/", ".") + "." for e in exclude)
-    stop = {(pkg / m).resolve() for m in ENTRY_MODULES}
+    stop = {(pkg / m).resolve() for m in (*ENTRY_MODULES, *REGISTRATION_MODULES)}
     return modules_hash(_closure_stopping([pkg / r for r in relative], stop), exclude=dotted)
 
 
@@ -469,28 +484,86 @@ def migrate_evaluations(plan: Any, config: dict[str, Any], out: str | Path) -> d
     return counts
 
 
-def migrate_results(
-    results_dir: str | Path, config: dict[str, Any], *, mirror_dir: str | None = None
-) -> dict[str, int]:
-    """:func:`migrate_evaluations` of a results folder under ``config`` (its plan is
-    built here; ``mirror_dir`` overrides the config's)."""
+def _plan(config: dict[str, Any], mirror_dir: str | None) -> tuple[Any, dict[str, Any]]:
     from .config import build_plan
 
     cfg = dict(config)
     if mirror_dir is not None:
         cfg["mirror_dir"] = mirror_dir
-    return migrate_evaluations(build_plan(cfg, warn=False), cfg, results_dir)
+    return build_plan(cfg, warn=False), cfg
+
+
+def migrate_results(
+    results_dir: str | Path, config: dict[str, Any], *, mirror_dir: str | None = None
+) -> dict[str, int]:
+    """:func:`migrate_evaluations` of a results folder under ``config`` (its plan is
+    built here; ``mirror_dir`` overrides the config's)."""
+    plan, cfg = _plan(config, mirror_dir)
+    return migrate_evaluations(plan, cfg, results_dir)
+
+
+def plan_lineages(
+    results_dir: str | Path, config: dict[str, Any], *, mirror_dir: str | None = None
+) -> dict[str, str]:
+    """``{"<data set>/<chunk>": lineage}`` of every chunk of ``config``'s plan, with the
+    fit records of ``results_dir`` (the budget keys): what the code of this checkout
+    calls current. ``benchmarks/plan_lineages.py`` writes it for a declared refactor."""
+    plan, cfg = _plan(config, mirror_dir)
+    lineage = PlanLineage(plan, cfg, results_dir)
+    return {f"{d}/{c}": lineage.chunk_lineage(d, c) for d in plan.instances for c in plan.chunks(d)}
+
+
+def rekey_evaluations(
+    results_dir: str | Path,
+    config: dict[str, Any],
+    before: dict[str, str],
+    *,
+    mirror_dir: str | None = None,
+) -> dict[str, int]:
+    """A **declared refactor** (a change of code that changes no result, but changes the
+    lineage: a module moved, a closure rule fixed): ``before`` is :func:`plan_lineages` of
+    the same results and config computed by the code *before* the refactor (its
+    checkout). An evaluation whose recorded lineage equals its chunk's lineage there was
+    current then, and is current now: its lineage becomes the plan's lineage of this code
+    (the old one kept as ``lineage_migrated_from``). Any other evaluation is left as it is
+    (stale then, stale now: the workflow re-fits it). The declaration is the reviewer's:
+    the refactor's diff must change no number. Counts as :func:`migrate_evaluations`."""
+    plan, cfg = _plan(config, mirror_dir)
+    now = PlanLineage(plan, cfg, results_dir)
+    counts = {"migrated": 0, "current": 0, "stale": 0, "absent": 0}
+    for dataset in plan.instances:
+        for chunk in plan.chunks(dataset):
+            path = Path(results_dir) / "evaluations" / dataset / f"{chunk}.json"
+            doc = _read_or_none(str(path))
+            if doc is None or not doc.get("lineage"):
+                counts["absent"] += 1
+                continue
+            target = now.chunk_lineage(dataset, chunk)
+            if doc["lineage"] == target:
+                counts["current"] += 1
+            elif doc["lineage"] == before.get(f"{dataset}/{chunk}"):
+                doc.update(lineage=target, lineage_migrated_from=doc["lineage"])
+                write_json(path, doc)
+                counts["migrated"] += 1
+            else:
+                counts["stale"] += 1
+    return counts
 
 
 def migrate_archive(
-    archive: str | Path, out: str | Path | None = None, *, mirror_dir: str | None = None
+    archive: str | Path,
+    out: str | Path | None = None,
+    *,
+    mirror_dir: str | None = None,
+    before: dict[str, str] | None = None,
 ) -> dict[str, int]:
-    """Migrate a results archive to scheme 2 (``out``: default in place): its members are
-    restored into a temporary folder, the evaluations migrated under the archive's own
-    config (:func:`migrate_results`), and the archive written again with the same commit,
-    config and note (a sentence about the migration added), every other member byte for
-    byte. Returns the counts; the archive is rewritten only when an evaluation was
-    migrated."""
+    """Migrate a results archive (``out``: default in place): its members are restored
+    into a temporary folder, the evaluations migrated under the archive's own config —
+    scheme 1 to 2 (:func:`migrate_results`), or, given ``before``, re-keyed across a
+    declared refactor (:func:`rekey_evaluations`) — and the archive written again with
+    the same commit, config and note (a sentence about the migration added), every other
+    member byte for byte. Returns the counts; the archive is rewritten only when an
+    evaluation was migrated."""
     import tempfile
 
     import yaml
@@ -502,14 +575,19 @@ def migrate_archive(
         root = Path(tmp) / "results"
         restore_archive(archive, root)
         config = yaml.safe_load(manifest["config"]["text"]) or {}
-        counts = migrate_results(root, config, mirror_dir=mirror_dir)
+        if before is None:
+            counts = migrate_results(root, config, mirror_dir=mirror_dir)
+            what = f"Lineages migrated to scheme {SCHEME} (ufs.bench.lineage)"
+        else:
+            counts = rekey_evaluations(root, config, before, mirror_dir=mirror_dir)
+            what = "Lineages re-keyed across a declared refactor (ufs.bench.lineage)"
         if counts["migrated"]:
             cfg_file = Path(tmp) / "config.yaml"
             cfg_file.write_text(manifest["config"]["text"])
             note = (manifest.get("note") or "").rstrip()
             note += (" " if note else "") + (
-                f"Lineages migrated to scheme {SCHEME} (ufs.bench.lineage): "
-                f"{counts['migrated']} evaluations translated, {counts['stale']} left stale."
+                f"{what}: {counts['migrated']} evaluations translated, {counts['stale']} "
+                "left stale."
             )
             scaling = root / "input_scaling"
             written = write_archive(

@@ -259,3 +259,11 @@ register(
     defaults={"lam": 1.0, "gamma": 1.0},
     reference="Wang, Zhang, Bian, Wang, Nie, Li. Sparse and Flexible Projections for UFS (TKDE 2023)",
 )
+
+# Methods from outside the package (issue 41): the installed packages' ``ufs.methods`` entry
+# points, and a workflow job's config methods given by import path (ufs.plugins)
+from ..plugins import load_entry_points as _load_entry_points  # noqa: E402
+from ..plugins import load_environment as _load_environment  # noqa: E402
+
+_load_entry_points()
+_load_environment()

@@ -3,6 +3,7 @@ import os
 import re
 
 import ufs.bench.io
+import ufs.plugins
 import ufs.bench.tracking
 from snakemake.exceptions import WorkflowError
 from ufs.bench.config import CHUNK_PATTERN, ConfigError, build_plan
@@ -21,6 +22,11 @@ if PLAN.skipped:
     logger.warning(f"offline_only: skipping datasets not available offline: {PLAN.skipped}")
 OUT = config.get("output_dir", "results")
 RES = config.get("resources_dir", "resources")
+# methods given by import path (`class:`): every job registers them from the environment
+# (ufs.plugins.load_environment; local jobs and SLURM jobs inherit it)
+os.environ[ufs.plugins.CONFIG_METHODS_ENV] = ufs.plugins.config_methods_env(
+    config.get("methods") or {}
+)
 # A sliced run (only_methods, only_datasets) builds its tables from every evaluation of the
 # whole config on disk and says what they leave out (ufs.bench.slices, issue 39).
 _FULL = full_config(config)

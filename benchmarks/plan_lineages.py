@@ -1,0 +1,58 @@
+"""The plan's lineages of an archive, as the code of *this checkout* computes them: the
+``--before`` file of ``ufs benchmark-migrate`` across a declared refactor.
+
+    PYTHONPATH=<checkout before the refactor> python benchmarks/plan_lineages.py \\
+        ARCHIVE OUT.json [--mirror-dir DIR]
+
+Run it with the checkout before the refactor first on ``PYTHONPATH`` (a ``git worktree``
+of that commit), from a directory that is not the repository (the current directory would
+shadow ``PYTHONPATH``), then ``ufs benchmark-migrate ARCHIVE --before OUT.json`` with the
+code after it. It uses only what every lineage-scheme-2 checkout has (the archive reader,
+``build_plan``, ``PlanLineage``), so it runs against older commits too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from ufs.bench.archive import read_archive, restore_archive
+
+try:
+    from ufs.bench.lineage import plan_lineages
+except ImportError:  # a checkout from before plan_lineages (lineage scheme 2, 2026-11-27)
+
+    def plan_lineages(results_dir, config, *, mirror_dir=None):
+        from ufs.bench.config import build_plan
+        from ufs.bench.lineage import PlanLineage
+
+        cfg = {**config, **({"mirror_dir": mirror_dir} if mirror_dir is not None else {})}
+        plan = build_plan(cfg, warn=False)
+        lineage = PlanLineage(plan, cfg, results_dir)
+        return {
+            f"{d}/{c}": lineage.chunk_lineage(d, c) for d in plan.instances for c in plan.chunks(d)
+        }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("archive")
+    ap.add_argument("out")
+    ap.add_argument("--mirror-dir", default=None)
+    args = ap.parse_args()
+    manifest, _ = read_archive(args.archive)
+    config = yaml.safe_load(manifest["config"]["text"]) or {}
+    with tempfile.TemporaryDirectory(prefix="ufs-lineages-") as tmp:
+        root = Path(tmp) / "results"
+        restore_archive(args.archive, root)
+        out = plan_lineages(root, config, mirror_dir=args.mirror_dir)
+    Path(args.out).write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    print(f"{len(out)} chunk lineages of {args.archive} written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
