@@ -17,6 +17,7 @@ from ufs.bench.lineage import (
     module_name,
     modules_hash,
     normalized_source,
+    plan_lineages,
 )
 from ufs.registry import _PKG, source_files, source_hash
 
@@ -249,3 +250,73 @@ def test_a_data_sets_entry_and_loader_are_its_own(monkeypatch, tmp_path):
     base = probe("a", "return x", "One docstring.")
     assert probe("b", "return x", "Another docstring.") == base  # names differ, code same
     assert probe("c", "return [x]", "One docstring.") != base  # the helper's code counts
+
+
+# -- the registrations leave the step closures; a declared refactor re-keys ----------------
+def test_the_registrations_and_plugins_are_in_no_step_closure():
+    """Registering a method (ufs/methods/__init__.py) or loading plugins (ufs/plugins.py)
+    changes no step's code version: each method's entry is its own (issue 41; before,
+    every evaluation's lineage changed with a new registration)."""
+    from ufs.bench import lineage
+
+    stop = {(_PKG / m).resolve() for m in (*lineage.ENTRY_MODULES, *lineage.REGISTRATION_MODULES)}
+    for step in (("evaluation.py", "metrics.py", "bench/steps.py"), ("bench/aggregate.py",)):
+        files = lineage._closure_stopping([_PKG / r for r in step], stop)
+        names = {f.relative_to(_PKG).as_posix() for f in files}
+        assert "bench/steps.py" in names or "bench/aggregate.py" in names
+        assert "methods/__init__.py" not in names and "plugins.py" not in names, step
+        assert not any(n.startswith("methods/") for n in names), step
+
+
+@pytest.mark.slow
+def test_a_declared_refactor_is_re_keyed_without_refitting(tmp_path, capsys):
+    """An archive made by code whose lineages differ from this code's (as before a
+    declared refactor): restored, every chunk is stale; re-keyed with the lineages the old
+    code computed (``--before``), a restore plans no fit, except the one evaluation that
+    was already stale under the old code."""
+    import json
+
+    from ufs.cli import main
+    from ufs.fileio import read_json, write_json
+
+    from .test_archive import _jobs
+    from .workflow_helpers import run_snakemake, write_config
+
+    first = tmp_path / "first"
+    first.mkdir()
+    cfg = write_config(first, RUN)
+    run_snakemake(first, cfg)
+    out = first / "results"
+    before = {}
+    for path in sorted((out / "evaluations").glob("*/*.json")):
+        doc = read_json(path)
+        key = f"{path.parent.name}/{path.stem}"
+        before[key] = doc["lineage"] = f"{len(before):016x}"  # the old code's lineage
+        if path.stem == "mcfs.c000":
+            doc["lineage"] = "f" * 16  # stale already then
+        write_json(path, doc)
+    archive = tmp_path / "old.tar.xz"
+    write_archive(out, cfg, archive, note="made before the refactor")
+    (tmp_path / "before.json").write_text(json.dumps(before))
+
+    stale = tmp_path / "stale"
+    stale.mkdir()
+    restore_archive(archive, stale / "results")
+    jobs = _jobs(run_snakemake(stale, write_config(stale, RUN), "-n").stdout)
+    assert jobs.get("fit") == len(before), jobs
+
+    new = tmp_path / "new.tar.xz"
+    args = ["benchmark-migrate", str(archive), "--out", str(new), "--before"]
+    assert main([*args, str(tmp_path / "before.json")]) == 0
+    said = capsys.readouterr().out
+    assert f"{len(before) - 1} evaluations re-keyed across the declared refactor" in said
+    assert "1 stale" in said
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    restore_archive(new, fresh / "results")
+    jobs = _jobs(run_snakemake(fresh, write_config(fresh, RUN), "-n").stdout)
+    assert jobs.get("fit") == 1 and jobs.get("evaluate") == 1, jobs  # mcfs only
+    assert (
+        plan_lineages(fresh / "results", RUN)["wine/random.c000"]
+        == read_json(fresh / "results" / "evaluations" / "wine" / "random.c000.json")["lineage"]
+    )

@@ -414,7 +414,11 @@ def _benchmark_migrate(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     where = args.out or args.archive
-    what = "re-keyed across the declared refactor" if before else f"migrated to scheme {SCHEME}"
+    what = (
+        "re-keyed across the declared refactor"
+        if before
+        else f"migrated to lineage scheme {SCHEME}"
+    )
     print(
         f"{counts['migrated']} evaluations {what}, "
         f"{counts['current']} already current, {counts['stale']} stale (re-fitted by the "
