@@ -194,3 +194,100 @@ def test_a_workflow_run_of_a_config_imported_method(installed, tmp_path, monkeyp
     assert {"mine", "laplacian_score"} <= set(table["method"])
     ev = json.loads((tmp_path / "results" / "evaluations" / "wine" / "mine.c000.json").read_text())
     assert ev["evaluations"][0]["params"] == {"n_neighbors": 7}
+
+
+# -- ufs compare: a plugin method placed in an archived benchmark --------------------------
+SMALL = {
+    "output_dir": "results",
+    "resources_dir": "resources",
+    "seed": 0,
+    "protocols": ["label_free"],
+    "evaluation": {"restarts": 3, "reference_draws": 4},
+    "mlflow": {"enabled": False},
+    "datasets": {
+        "wine": {"h": [2, 4, 6]},
+        "breast_cancer": {"h": [3, 6, 9]},
+        "digits": {"h": [5, 10, 20]},
+    },
+    "methods": {
+        "all_features": {},
+        "random": {},
+        "laplacian_score": {},
+        "max_variance": {},
+        "mcfs": {},
+    },
+}
+
+
+@pytest.mark.slow
+def test_compare_places_a_plugin_method_and_fits_nothing_else(
+    installed, tmp_path, monkeypatch, capsys
+):
+    """``ufs compare --method knn_residual`` on a small archive: only the plugin's fit jobs
+    run, every archived evaluation is left byte for byte, and the report's rank and paired
+    test counts are those computed directly from the tables."""
+    import re
+
+    from ufs.bench import ranking, views
+    from ufs.bench.answer import pairwise_results
+    from ufs.bench.archive import write_archive
+    from ufs.bench.benchmark_report import load_run
+    from ufs.cli import main
+
+    from .workflow_helpers import run_snakemake, write_config
+
+    first = tmp_path / "first"
+    first.mkdir()
+    cfg = write_config(first, SMALL)
+    run_snakemake(first, cfg)
+    archive = tmp_path / "small.tar.xz"
+    write_archive(first / "results", cfg, archive, note="a small benchmark")
+    before = {
+        p.relative_to(first / "results"): p.read_bytes()
+        for p in (first / "results" / "evaluations").glob("*/*.json")
+    }
+
+    monkeypatch.setenv("PYTHONPATH", f"{installed}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.chdir(tmp_path)
+    results = tmp_path / "cmp"
+    assert (
+        main(
+            [
+                "compare",
+                "--method",
+                "knn_residual",
+                "--archive",
+                str(archive),
+                "--results",
+                str(results),
+            ]
+        )
+        == 0
+    )
+    said = capsys.readouterr().out
+    assert "fit jobs: 3 (knn_residual 3)" in said  # one per data set, nothing else
+    for rel, data in before.items():
+        assert (results / rel).read_bytes() == data, rel
+    text = (tmp_path / "cmp.md").read_text()
+    assert text.startswith("# `knn_residual` against the benchmark")
+    assert "## Where `knn_residual` stands" in text and "## What the tests support" in text
+
+    run = load_run(results, tmp_path / "cmp.config.yaml")
+    results_ = ranking.rank_all(run.tables, view=views.PRIMARY)
+    r = next(x for x in results_ if (x.protocol, x.metric) == ("label_free", "acc"))
+    place = list(r.avg_rank.index).index("knn_residual") + 1
+    line = re.search(
+        r"\*\*label-free ACC\*\* \(N = (\d+) data sets, k = (\d+)\): average rank ([\d.]+), place (\d+) of",
+        text,
+    )
+    assert line.groups() == (str(r.n), str(r.k), f"{r.avg_rank['knn_residual']:.2f}", str(place))
+    pairs = pairwise_results(results_, families_of=views.PRIMARY)[("label_free", "acc")]
+    mine = pairs[(pairs["a"] == "knn_residual") | (pairs["b"] == "knn_residual")]
+    better = int((mine["ordered"] & (mine["a"] == "knn_residual")).sum())
+    worse = int((mine["ordered"] & (mine["b"] == "knn_residual")).sum())
+    part = text[line.end() :].split("**label-free NMI**")[0]
+    counts = re.search(
+        r"better than (\d+) .*?worse than (\d+) .*?no difference shown against (\d+)", part
+    )
+    assert counts.groups() == (str(better), str(worse), str(len(mine) - better - worse))
+    assert len(re.findall(r"^\| `", part, flags=re.M)) == len(mine) == r.k - 1

@@ -428,6 +428,46 @@ def _benchmark_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compare(args: argparse.Namespace) -> int:
+    """Place one method in the archived benchmark (ufs.bench.placement)."""
+    from pathlib import Path
+
+    import yaml
+
+    from .bench.archive import ArchiveError
+    from .bench.config import ConfigError
+    from .bench.placement import compare_method, cpu_text
+    from .plugins import PluginError
+
+    overlay = {}
+    if args.config:
+        overlay = yaml.safe_load(Path(args.config).read_text()) or {}
+    results = Path(args.results or f"results/compare-{args.method}")
+    out = Path(args.out or f"{results}.md")
+    print(
+        f"placing {args.method} in {args.archive}: restore into {results}, fit and evaluate "
+        f"{args.method} only, then the report {out}",
+        flush=True,
+    )
+    try:
+        done = compare_method(
+            args.method, args.archive, results, out, overlay=overlay, cores=args.cores
+        )
+    except (ArchiveError, ConfigError, PluginError, FileNotFoundError, RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    fitted = done["jobs"]["fit"]
+    others = sorted(set(fitted) - {args.method})
+    print(
+        f"fit jobs: {sum(fitted.values())} ({', '.join(f'{m} {n}' for m, n in sorted(fitted.items())) or 'none'}); "
+        f"{cpu_text(done['cpu']['total'])} of fits and k-means, against "
+        f"{cpu_text(done['full_cpu']['total'])} for the whole benchmark; wrote {out}"
+    )
+    if others:
+        print(f"warning: other methods were fitted too: {others}", file=sys.stderr)
+    return 0
+
+
 def _benchmark_restore(args: argparse.Namespace) -> int:
     """Restore an archive into a results folder: the workflow then resumes the run."""
     from .bench.archive import ArchiveError, restore_archive
@@ -647,6 +687,28 @@ def _add_benchmark_archive(sub) -> None:
         "before it (benchmarks/plan_lineages.py run in that checkout); an evaluation current "
         "there becomes current here",
     )
+    cmp = sub.add_parser(
+        "compare",
+        help="place a new method in the archived benchmark: fit and evaluate it alone on every "
+        "data set, restore the others, and report its ranks and paired tests",
+    )
+    cmp.add_argument(
+        "--method", required=True, help="the method (registered, or defined in --config)"
+    )
+    cmp.add_argument(
+        "--config",
+        default=None,
+        help="a YAML overlay, e.g. methods: {mine: {class: 'pkg.mod:Selector', grid: ..., "
+        "defaults: ...}}",
+    )
+    cmp.add_argument(
+        "--archive",
+        default="benchmarks/results/benchmark.tar.xz",
+        help="the benchmark archive (%(default)s)",
+    )
+    cmp.add_argument("--results", default=None, help="results folder (results/compare-<method>)")
+    cmp.add_argument("--out", default=None, help="the report (<results>.md)")
+    cmp.add_argument("--cores", type=int, default=2, help="Snakemake cores (%(default)s)")
     res = sub.add_parser(
         "benchmark-restore",
         help="restore a results archive so that the workflow resumes without re-fitting",
@@ -704,6 +766,7 @@ _COMMANDS = {
     "benchmark-report": _benchmark_report,
     "benchmark-archive": _benchmark_archive,
     "benchmark-migrate": _benchmark_migrate,
+    "compare": _compare,
     "benchmark-restore": _benchmark_restore,
     "parity": _parity,
     "methods": _methods,
