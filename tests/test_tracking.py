@@ -621,8 +621,12 @@ def test_runs_open_on_what_a_reader_needs(tmp_path, pristine):
     counts = tracking.log_evaluations(uri, "e", [ev], tmp_path / "r.json", **kw, **extra)
     assert counts["logged"] == 6  # 2 settings × 2 h + all_features at each h
     runs = _active(uri, "e")
-    parents = {r.info.run_name: r.info.run_id for r in _active(uri, "e", parents=True)}
+    parent_runs = _active(uri, "e", parents=True)
+    parents = {r.info.run_name: r.info.run_id for r in parent_runs}
     assert set(parents) == {"toy/laplacian_score", "toy/all_features"}
+    # a parent lasts its settings' fit time together (issue 39): 2 settings x 2 h x 0.1 s
+    span = {r.info.run_name: r.info.end_time - r.info.start_time for r in parent_runs}
+    assert span == {"toy/laplacian_score": 400, "toy/all_features": 100}
     for r in runs:
         assert r.data.tags["mlflow.parentRunId"] == parents[f"toy/{r.data.tags['method']}"]
     by = {(r.data.tags["method"], r.data.tags["params_id"], r.data.params["h"]): r for r in runs}

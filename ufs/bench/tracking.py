@@ -1085,9 +1085,23 @@ def _logged_rows(ev: dict[str, Any], hs: list[int] | None):
             yield row
 
 
-def _parent_runs(client, exp_id, methods, existing, *, dataset, identity, data_hash, tags, suffix):
+def _parent_runs(
+    client,
+    exp_id,
+    methods,
+    existing,
+    *,
+    dataset,
+    identity,
+    data_hash,
+    tags,
+    suffix,
+    fit_ms=None,
+):
     """The parent run of each ``(dataset, method)``: found among ``existing`` (popped) or
-    created; duplicates go. Returns method -> (run id, logged anew)."""
+    created; duplicates go. A new parent lasts its settings' fit time together
+    (``fit_ms[method]``, milliseconds; issue 39: parents showed the ~50 ms their creation
+    took as Duration). Returns method -> (run id, logged anew)."""
     out = {}
     for method, role in sorted(methods.items()):
         key = _run_key_of(f"parent|{dataset}|{method}", identity, data_hash)
@@ -1111,8 +1125,10 @@ def _parent_runs(client, exp_id, methods, existing, *, dataset, identity, data_h
             _refresh_tags(client, keep[0], want)
             out[method] = (keep[0].info.run_id, False)
             continue
-        run = client.create_run(exp_id, run_name=name, tags=want)
-        client.set_terminated(run.info.run_id, "FINISHED")
+        ts = int(time.time() * 1000)
+        run = client.create_run(exp_id, run_name=name, tags=want, start_time=ts)
+        span = int((fit_ms or {}).get(method, 0))
+        client.set_terminated(run.info.run_id, "FINISHED", end_time=ts + max(span, 0))
         out[method] = (run.info.run_id, True)
     return out
 
@@ -1148,6 +1164,13 @@ def _log_pass(
     suffix = "" if legacy else f"@{out.name}:{oid[:6]}"
     common = {"output_dir": str(out), "output_id": oid, "data_sha256": data_hash}
     roles = {ev["method"]: _facts_tags(ev)["role"] for ev in evs}
+    fit_ms: dict[str, float] = {}
+    for ev in evs:  # every fit of the method's settings on this data set, once each
+        seconds = ev.get("fit_seconds_total")
+        if seconds is None:  # a ranking or full method's one fit is repeated at every h
+            each = [float(r.get("fit_seconds") or 0.0) for r in ev["results"]] or [0.0]
+            seconds = sum(each) if ev.get("kind") == "subset" else max(each)
+        fit_ms[ev["method"]] = fit_ms.get(ev["method"], 0.0) + 1000 * float(seconds)
     parents = _parent_runs(
         client,
         exp_id,
@@ -1158,6 +1181,7 @@ def _log_pass(
         data_hash=data_hash,
         tags=common,
         suffix=suffix,
+        fit_ms=fit_ms,
     )
     todo = []
     for ev in evs:
