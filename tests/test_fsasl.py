@@ -14,6 +14,7 @@ from scipy.spatial.distance import pdist
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso
 
+import ufs.methods._lasso as lasso_mod
 import ufs.methods.fsasl as fsasl_mod
 import ufs.validation as validation
 from tests.conftest import planted_clusters
@@ -101,7 +102,7 @@ def test_slep_batched_equals_one_call_per_sample(rng, m):
 def test_slep_block_size_does_not_change_the_result(rng, monkeypatch):
     Z = rng.normal(size=(30, 4))
     S1, it1 = slep_lasso(Z, 0.02)
-    monkeypatch.setattr(fsasl_mod, "_SLEP_BLOCK_FLOATS", 30 * 7)  # blocks of 7 samples
+    monkeypatch.setattr(lasso_mod, "_SLEP_BLOCK_FLOATS", 30 * 7)  # blocks of 7 samples
     S2, it2 = slep_lasso(Z, 0.02)
     np.testing.assert_allclose(S1, S2, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(it1, it2)
@@ -156,7 +157,7 @@ def test_homotopy_on_many_random_problems(rng):
         y = rng.normal(size=m)
         c = A.T @ y
         lam = float(rng.uniform(0.001, 1.2)) * np.abs(c).max()
-        x = fsasl_mod._homotopy_lasso(A, y, lam, c, max_steps=20 * m + 100)
+        x = lasso_mod._homotopy_lasso(A, y, lam, c, max_steps=20 * m + 100)
         assert x is not None
         assert lasso_kkt_violation(A, y, lam, x) <= 1e-9
 
@@ -402,7 +403,7 @@ def _reference_codes(Z, ratio):
         lam = ratio * np.abs(A.T @ y).max()
         lams[i] = lam
         if lam > 0:
-            atoms, coef, _ = fsasl_mod._exact_lasso_one(Z, i, lam, np.zeros(0, np.intp), 5)
+            atoms, coef, _ = lasso_mod._exact_lasso_one(Z, i, lam, np.zeros(0, np.intp), 5)
             S[atoms, i] = coef
     return S, lams
 
@@ -427,11 +428,11 @@ def test_homotopy_batch_equals_one_problem_at_a_time(rng):
             A[b, sizes[b] :] = 0.0  # zero atoms pad
         c = np.einsum("bqm,bm->bq", A, y)
         lam = rng.uniform(0.001, 1.2, size=L) * np.abs(c).max(axis=1)
-        x, ok = fsasl_mod._homotopy_batch(A, y, lam, 20 * m + 100)
+        x, ok = lasso_mod._homotopy_batch(A, y, lam, 20 * m + 100)
         assert ok.all()
         for b in range(L):
             k = sizes[b]
-            ref = fsasl_mod._homotopy_lasso(A[b, :k].T, y[b], lam[b], c[b, :k], 20 * m + 100)
+            ref = lasso_mod._homotopy_lasso(A[b, :k].T, y[b], lam[b], c[b, :k], 20 * m + 100)
             np.testing.assert_allclose(x[b, :k], ref, rtol=0, atol=1e-12)
             assert np.all(x[b, k:] == 0)
 
@@ -453,7 +454,7 @@ def test_exact_lasso_cold_subsample_and_certified_scan(rng, monkeypatch):
     candidate atoms, then the representation-bounded scan over all atoms; warm starts
     from the previous codes of a nearby ``Z`` (sign guess, candidate atoms) and a small
     ``working_set`` reach the same codes."""
-    monkeypatch.setattr(fsasl_mod, "_COLD_SUBSAMPLE", 12)
+    monkeypatch.setattr(lasso_mod, "_COLD_SUBSAMPLE", 12)
     n, m = 220, 6
     Z = rng.normal(size=(n, m)) * rng.uniform(0.3, 2.0, size=(n, 1))
     ref, lams = _reference_codes(Z, 0.02)
@@ -474,8 +475,8 @@ def test_exact_lasso_cold_subsample_and_certified_scan(rng, monkeypatch):
 def test_exact_lasso_scan_tile_does_not_change_the_codes(rng, monkeypatch, tile):
     """The scans' tile shape (rows grouped by scan length, the violators kept per tile)
     changes the order of the KKT rounds, not the codes."""
-    monkeypatch.setattr(fsasl_mod, "_COLD_SUBSAMPLE", 12)
-    monkeypatch.setattr(fsasl_mod, "_SCAN_TILE", tile)
+    monkeypatch.setattr(lasso_mod, "_COLD_SUBSAMPLE", 12)
+    monkeypatch.setattr(lasso_mod, "_SCAN_TILE", tile)
     n, m = 180, 5
     Z = rng.normal(size=(n, m)) * rng.uniform(0.3, 2.0, size=(n, 1))
     ref, lams = _reference_codes(Z, 0.02)
@@ -492,12 +493,12 @@ def test_scan_order_bounds_and_lambdas(rng):
     codes = sp.random(n, n, density=0.02, random_state=1, format="csc")
     codes.setdiag(0.0)
     codes.eliminate_zeros()
-    for reps in (fsasl_mod._ScanOrder(Z, None), fsasl_mod._ScanOrder(Z, codes)):
+    for reps in (lasso_mod._ScanOrder(Z, None), lasso_mod._ScanOrder(Z, codes)):
         G = np.abs(Z @ Z.T)
         np.fill_diagonal(G, 0.0)
-        lam = fsasl_mod._lasso_lambdas(Z, 0.1, reps)
+        lam = lasso_mod._lasso_lambdas(Z, 0.1, reps)
         np.testing.assert_allclose(lam, 0.1 * G.max(axis=1), rtol=1e-14, atol=0)
-    reps = fsasl_mod._ScanOrder(Z, codes)
+    reps = lasso_mod._ScanOrder(Z, codes)
     V = 0.1 * rng.normal(size=(40, m))
     E = np.unique(codes.indices)
     t = np.abs(V @ Z[E].T).max(axis=1)  # every atom of E satisfies |z_lᵀv| ≤ t
