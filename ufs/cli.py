@@ -1,5 +1,6 @@
 """ufs command line: list the registered methods, run a small end-to-end demo, write the
-reproduction, benchmark and parity reports, archive, migrate and restore benchmark results."""
+reproduction, benchmark and parity reports, archive, migrate and restore benchmark results,
+and place a new method in the archived benchmark (compare)."""
 
 from __future__ import annotations
 
