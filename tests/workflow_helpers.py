@@ -105,12 +105,13 @@ def finished_runs(workdir: Path, experiment: str) -> list:
 
 
 def result_tables(workdir: Path) -> dict:
-    """The per-dataset result tables of a run, without wall-clock columns, in a stable
-    row order: two runs of the same config must give equal tables (name → DataFrame)."""
+    """The per-dataset result tables of a run, without the measured-time columns (wall clock
+    and CPU seconds of the fits), in a stable row order: two runs of the same config must
+    give equal tables (name → DataFrame)."""
     import pandas as pd
 
     out = {}
     for f in sorted((workdir / "results" / "tables").glob("*.csv")):
-        df = pd.read_csv(f).drop(columns=["fit_seconds"])
+        df = pd.read_csv(f).drop(columns=["fit_seconds", "fit_cpu_seconds"], errors="ignore")
         out[f.stem] = df.sort_values(["protocol", "method", "h", "pid"]).reset_index(drop=True)
     return out

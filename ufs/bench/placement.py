@@ -224,8 +224,10 @@ def compare_method(
     if not any(results_dir.glob("evaluations/*/*.json")):
         restore_archive(archive, results_dir)
     # the archive's data sets only: a data set the config gained since (no other method
-    # has a result there) would place the method against nobody
-    config["datasets"] = _archived_datasets(config, results_dir)
+    # has a result there) would place the method against nobody. Planned with the
+    # archive's own methods: the new one may be known only to the workflow's processes
+    # (an import path, or a plugin on their PYTHONPATH)
+    config["datasets"] = _archived_datasets({**config, "methods": base["methods"]}, results_dir)
     full_cpu = cpu_seconds(results_dir)
     report_cfg = results_dir.parent / f"{results_dir.name}.config.yaml"
     run_cfg = results_dir.parent / f"{results_dir.name}.run.yaml"
