@@ -29,9 +29,13 @@ EXAMPLE = REPO / "examples" / "ufs-example-plugin"
 def installed(tmp_path_factory):
     """The example plugin, installed by pip into a folder of its own (``--target``: the
     test environment itself stays as it is)."""
+    import shutil
+
     target = tmp_path_factory.mktemp("plugin")
+    source = tmp_path_factory.mktemp("plugin_source") / EXAMPLE.name
+    shutil.copytree(EXAMPLE, source)  # the build leaves build/ and *.egg-info beside it
     cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target)]
-    proc = subprocess.run([*cmd, str(EXAMPLE)], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([*cmd, str(source)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert list(target.glob("ufs_example_plugin-0.1.0.dist-info"))
     return target

@@ -457,13 +457,13 @@ def _read_or_none(path: str) -> Any:
 
 
 # -- migration -----------------------------------------------------------------------------
-def migrate_evaluations(plan: Any, config: dict[str, Any], out: str | Path) -> dict[str, int]:
-    """Rewrite the lineage of ``out``'s evaluations from scheme 1 to scheme 2 where the
-    recorded lineage is the plan's under scheme 1 on the current source files (module
-    docstring). Returns counts: ``migrated``, ``current`` (scheme 2 already), ``stale``
-    (neither: left for the workflow to re-fit), ``absent`` (chunks without evaluation)."""
-    old = PlanLineage(plan, config, out, scheme=1)
-    new = PlanLineage(plan, config, out, scheme=2)
+def _translate(
+    plan: Any, out: str | Path, now: PlanLineage, was: Callable[[str, str], str | None]
+) -> dict[str, int]:
+    """Rewrite the lineage of ``out``'s evaluations to ``now``'s where the recorded one is
+    ``was(dataset, chunk)`` (the old lineage kept as ``lineage_migrated_from``). Counts:
+    ``migrated``, ``current`` (``now``'s already), ``stale`` (neither: left for the
+    workflow to re-fit), ``absent`` (chunks without evaluation)."""
     counts = {"migrated": 0, "current": 0, "stale": 0, "absent": 0}
     for dataset in plan.instances:
         for chunk in plan.chunks(dataset):
@@ -472,16 +472,24 @@ def migrate_evaluations(plan: Any, config: dict[str, Any], out: str | Path) -> d
             if doc is None or not doc.get("lineage"):
                 counts["absent"] += 1
                 continue
-            target = new.chunk_lineage(dataset, chunk)
+            target = now.chunk_lineage(dataset, chunk)
             if doc["lineage"] == target:
                 counts["current"] += 1
-            elif doc["lineage"] == old.chunk_lineage(dataset, chunk):
+            elif doc["lineage"] == was(dataset, chunk):
                 doc.update(lineage=target, lineage_migrated_from=doc["lineage"])
                 write_json(path, doc)
                 counts["migrated"] += 1
             else:
                 counts["stale"] += 1
     return counts
+
+
+def migrate_evaluations(plan: Any, config: dict[str, Any], out: str | Path) -> dict[str, int]:
+    """Rewrite the lineage of ``out``'s evaluations from scheme 1 to scheme 2 where the
+    recorded lineage is the plan's under scheme 1 on the current source files (module
+    docstring); counts as :func:`_translate`."""
+    old = PlanLineage(plan, config, out, scheme=1)
+    return _translate(plan, out, PlanLineage(plan, config, out, scheme=2), old.chunk_lineage)
 
 
 def _plan(config: dict[str, Any], mirror_dir: str | None) -> tuple[Any, dict[str, Any]]:
@@ -530,24 +538,7 @@ def rekey_evaluations(
     the refactor's diff must change no number. Counts as :func:`migrate_evaluations`."""
     plan, cfg = _plan(config, mirror_dir)
     now = PlanLineage(plan, cfg, results_dir)
-    counts = {"migrated": 0, "current": 0, "stale": 0, "absent": 0}
-    for dataset in plan.instances:
-        for chunk in plan.chunks(dataset):
-            path = Path(results_dir) / "evaluations" / dataset / f"{chunk}.json"
-            doc = _read_or_none(str(path))
-            if doc is None or not doc.get("lineage"):
-                counts["absent"] += 1
-                continue
-            target = now.chunk_lineage(dataset, chunk)
-            if doc["lineage"] == target:
-                counts["current"] += 1
-            elif doc["lineage"] == before.get(f"{dataset}/{chunk}"):
-                doc.update(lineage=target, lineage_migrated_from=doc["lineage"])
-                write_json(path, doc)
-                counts["migrated"] += 1
-            else:
-                counts["stale"] += 1
-    return counts
+    return _translate(plan, results_dir, now, lambda d, c: before.get(f"{d}/{c}"))
 
 
 def migrate_archive(
