@@ -24,7 +24,7 @@ What qualifies as ``cls``, or as the object an import path names (:func:`as_sele
 * a :class:`ufs.base.UFSSelector` subclass (the project's contract: ``kind``, ``_fit``);
 * a scikit-learn selector class (a ``SelectorMixin`` estimator taking
   ``n_features_to_select``, e.g. a wrapper around your own code): adapted by
-  :class:`SklearnSelector` as a *subset* method, fitted once per h;
+  :func:`_sklearn_adapter` as a *subset* method, fitted once per h;
 * a scoring function ``f(X) -> scores`` (higher is better): adapted by
   :func:`score_function_selector` as a *ranking* method, fitted once.
 
@@ -48,7 +48,6 @@ __all__ = [
     "CONFIG_METHODS_ENV",
     "ENTRY_POINT_GROUP",
     "PluginError",
-    "SklearnSelector",
     "as_selector_class",
     "distribution_of",
     "import_object",
@@ -81,10 +80,6 @@ def import_object(path: str) -> Any:
     for part in attr.split("."):
         obj = getattr(obj, part)
     return obj
-
-
-class SklearnSelector:
-    """Adapter base for a scikit-learn selector class: see :func:`as_selector_class`."""
 
 
 def _sklearn_adapter(est_cls: type) -> type:
@@ -121,7 +116,7 @@ def _sklearn_adapter(est_cls: type) -> type:
     __init__.__signature__ = sig
     return type(
         est_cls.__name__,
-        (SklearnSelector, UFSSelector),
+        (UFSSelector,),
         {
             "kind": "subset",
             "requires_n_clusters": False,

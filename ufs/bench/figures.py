@@ -628,8 +628,11 @@ POINT_SIZE = 3.5
 #: the status marks' widths (points; scatter sizes are their squares): each rings its point
 #: tightly, at most 1.5 pt beyond it on each side, so that it hides no neighbouring point
 #: (issue 39: the degenerate diamonds, 8.4 pt wide, covered the other methods' points)
-MARK_WIDTH = {"not_converged": POINT_SIZE + 1.0, "diverged": POINT_SIZE + 1.5}
-MARK_WIDTH["degenerate"] = POINT_SIZE + 3.0
+MARK_WIDTH = {
+    "not_converged": POINT_SIZE + 1.0,
+    "diverged": POINT_SIZE + 1.5,
+    "degenerate": POINT_SIZE + 3.0,
+}
 
 
 def _status_marks(ax, x, y, status, st) -> set[str]:
