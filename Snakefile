@@ -16,7 +16,7 @@ if not workflow.config_settings.configfiles:
 
 # before the schema: a YAML "billion laughs" config would hang its validation for hours
 from snakemake.exceptions import WorkflowError
-from ufs.bench.config import (
+from ufs.pipeline.config import (
     ConfigError,
     check_config_size,
     check_duplicate_keys,
@@ -55,18 +55,18 @@ rule all:
 
 
 # Solver failures (fits that did not converge or diverged) are repeated at the end of a
-# successful run: the summary job writes them to fit_status.json (ufs.bench.aggregate).
+# successful run: the summary job writes them to fit_status.json (ufs.report.aggregate).
 onsuccess:
-    from ufs.bench.aggregate import fit_status_warning
+    from ufs.report.aggregate import fit_status_warning
 
     _fit_warning = fit_status_warning(f"{OUT}/fit_status.json")
     if _fit_warning:
         logger.warning(_fit_warning)
-    if MLFLOW_ENABLED and (_hint := ufs.bench.tracking.runs_table_hint(f"{OUT}/mlflow/experiment.json")):
+    if MLFLOW_ENABLED and (_hint := ufs.tracking.runs_table_hint(f"{OUT}/mlflow/experiment.json")):
         logger.info(_hint)
 
 
 # the runs-table link at the end of every run, failed ones too (issue 27)
 onerror:
-    if MLFLOW_ENABLED and (_hint := ufs.bench.tracking.runs_table_hint(f"{OUT}/mlflow/experiment.json")):
+    if MLFLOW_ENABLED and (_hint := ufs.tracking.runs_table_hint(f"{OUT}/mlflow/experiment.json")):
         logger.info(_hint)

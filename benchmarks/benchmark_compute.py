@@ -5,7 +5,7 @@
 
 Prints (markdown) the fit CPU time of the archived run split by protocol, the fits kept from
 an earlier, smaller budget (their ``budget_seconds``), the methods and (method, data set)
-pairs that took most, and, with ``--held-out``, how well :mod:`ufs.bench.cost_estimate`
+pairs that took most, and, with ``--held-out``, how well :mod:`ufs.pipeline.cost_estimate`
 predicts data sets it has not seen: its models are fitted on every *other* data set's
 label-free fits (as the report's "not run yet" section does before those sets are run) and
 compared with the measured label-free CPU time of the held-out sets; with ``--before``, the
@@ -23,8 +23,8 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from ufs.bench.archive import read_archive, restore_archive
 from ufs.fileio import read_json
+from ufs.pipeline.archive import read_archive, restore_archive
 
 
 def evaluations(folder: Path) -> list[dict]:
@@ -110,7 +110,7 @@ def thinning_section(evs: list[dict], config: dict) -> list[str]:
     """What the label-tuned protocol would cost on the full registry grids: each method's
     measured mean fit CPU time per (data set, grid setting) on the tuned data sets, times
     the full grid's size, against what the thinned grids took."""
-    from ufs.bench.config import thin_grid
+    from ufs.pipeline.config import thin_grid
     from ufs.registry import expand_grid, get_method
 
     tuned = set(config.get("oracle_datasets") or [])
@@ -143,10 +143,10 @@ def thinning_section(evs: list[dict], config: dict) -> list[str]:
 
 def held_out_section(folder: Path, config: dict, held_out: list[str]) -> list[str]:
     """The cost model's prediction for each held-out data set, fitted without it
-    (:func:`ufs.bench.cost_estimate.held_out_ratios`, as the report checks its estimate)."""
-    from ufs.bench.benchmark_report import method_kinds
-    from ufs.bench.config import resolve_h
-    from ufs.bench.cost_estimate import fit_costs, held_out_ratios
+    (:func:`ufs.pipeline.cost_estimate.held_out_ratios`, as the report checks its estimate)."""
+    from ufs.pipeline.config import resolve_h
+    from ufs.pipeline.cost_estimate import fit_costs, held_out_ratios
+    from ufs.report.benchmark_report import method_kinds
 
     shp = shapes(folder)
     files = sorted((folder / "evaluations").glob("*/*.json"))

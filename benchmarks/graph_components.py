@@ -9,8 +9,8 @@ configs (dgufs, fsbc, golfs, kmeans_ufs, spcafs), the number of connected compon
 each distinct sample graph, built on the data the workflow gives the method:
 
 * methods with a :meth:`graph_spec`: the workflow's graph step itself,
-  :func:`ufs.bench.steps.graph_of` on the data set materialised and standardised by
-  :func:`ufs.bench.data_steps.download` / ``standardize`` (the mirror only: sets that
+  :func:`ufs.pipeline.steps.graph_of` on the data set materialised and standardised by
+  :func:`ufs.pipeline.data_steps.download` / ``standardize`` (the mirror only: sets that
   need the network are listed as not measured), with ``input_space`` of the estimator
   built by :func:`ufs.registry.make_estimator` from the registry's label-free defaults;
 * methods that search neighbours inside ``fit`` (FSASL, SOGFS, UDFS, RNE): that graph,
@@ -41,14 +41,14 @@ import yaml
 from scipy.sparse.csgraph import connected_components
 
 from ufs.base import check_input
-from ufs.bench.data_steps import download, load_data, standardize
-from ufs.bench.steps import graph_of
 from ufs.datasets import datasets_needing_network
 from ufs.graph import knn_graph, knn_indices
 from ufs.methods._optimal_graph import adaptive_neighbor_graph
 from ufs.methods.fsasl import mean_pairwise_distance
 from ufs.methods.rne import lle_weights
 from ufs.methods.udfs import udfs_local_matrix
+from ufs.pipeline.data_steps import download, load_data, standardize
+from ufs.pipeline.steps import graph_of
 from ufs.preprocessing import check_input_space, input_matrix
 from ufs.registry import available_methods, get_method, make_estimator
 from ufs.validation import constant_feature_mask
@@ -129,7 +129,7 @@ def method_graphs() -> tuple[list[GraphUse], list[str]]:
         space = check_input_space(est.input_space)
         gspec = est.graph_spec()
         k = getattr(est, "n_neighbors", None)
-        if gspec is not None:  # as ufs.bench.config.build_plan: the graph of the fit input
+        if gspec is not None:  # as ufs.pipeline.config.build_plan: the graph of the fit input
             spec = {**gspec, "input_space": space}
             binary = {**spec, "weight": "binary", "sigma": None}
             uses.append(

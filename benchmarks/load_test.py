@@ -66,7 +66,7 @@ METHOD = "spcafs"
 # What an evaluate job imports before doing any work (see workflow/scripts/evaluate_selection.py).
 JOB_IMPORTS = (
     "import pickle; from snakemake import script; "
-    "from threadpoolctl import threadpool_limits; from ufs.bench.steps import evaluate"
+    "from threadpoolctl import threadpool_limits; from ufs.pipeline.steps import evaluate"
 )
 
 _FINISHED = re.compile(r"Finished jobid: \d+ \(Rule: (\w+)\)")
@@ -111,8 +111,8 @@ def build_config(
 
 def expected_counts(config: dict[str, Any]) -> dict[str, Any]:
     """Jobs and MLflow runs the plan of ``config`` predicts, and the runs' keys."""
-    from ufs.bench.config import build_plan
-    from ufs.bench.tracking import setting_key
+    from ufs.pipeline.config import build_plan
+    from ufs.tracking import setting_key
 
     plan = build_plan(config)
     ev = config.get("evaluation") or {}

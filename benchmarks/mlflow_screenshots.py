@@ -22,8 +22,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.browser_helpers import mlflow_ui, render  # noqa: E402
-from ufs.bench.tracking import runs_table_path  # noqa: E402
 from ufs.fileio import read_json  # noqa: E402
+from ufs.tracking import runs_table_path  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

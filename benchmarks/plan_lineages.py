@@ -20,21 +20,28 @@ from pathlib import Path
 
 import yaml
 
-from ufs.bench.archive import read_archive, restore_archive
+try:  # the package layout of 2026-11-28 on (issue 40), or the one before it
+    from ufs.pipeline import config as plan_config
+    from ufs.pipeline import lineage
+    from ufs.pipeline.archive import read_archive, restore_archive
+except ImportError:
+    from ufs.bench.archive import read_archive, restore_archive
 
-try:
-    from ufs.bench.lineage import plan_lineages
-except ImportError:  # a checkout from before plan_lineages (lineage scheme 2, 2026-11-27)
+    from ufs.bench import config as plan_config
+    from ufs.bench import lineage
+
+if hasattr(lineage, "plan_lineages"):
+    plan_lineages = lineage.plan_lineages
+else:  # a checkout from before plan_lineages (lineage scheme 2, 2026-11-27)
 
     def plan_lineages(results_dir, config, *, mirror_dir=None):
-        from ufs.bench.config import build_plan
-        from ufs.bench.lineage import PlanLineage
+        build_plan, PlanLineage = plan_config.build_plan, lineage.PlanLineage
 
         cfg = {**config, **({"mirror_dir": mirror_dir} if mirror_dir is not None else {})}
         plan = build_plan(cfg, warn=False)
-        lineage = PlanLineage(plan, cfg, results_dir)
+        keys = PlanLineage(plan, cfg, results_dir)
         return {
-            f"{d}/{c}": lineage.chunk_lineage(d, c) for d in plan.instances for c in plan.chunks(d)
+            f"{d}/{c}": keys.chunk_lineage(d, c) for d in plan.instances for c in plan.chunks(d)
         }
 
 

@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
             cfg_path.write_text(yaml.safe_dump(config(n, args.tasks_per_job)))
             jobs = -(-n // args.tasks_per_job)
             code = (
-                "import yaml; from ufs.bench.config import build_plan; "
+                "import yaml; from ufs.pipeline.config import build_plan; "
                 f"p = build_plan(yaml.safe_load(open({str(cfg_path)!r}))); "
                 "print(sum(len(p.chunks(d)) for d in p.instances))"
             )

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ufs.bench import ranking
+from ufs.stats import ranking
 
 
 def main() -> None:

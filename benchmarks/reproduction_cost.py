@@ -1,6 +1,6 @@
 """What each seed paper's reproduction would cost here, before running it (issue 38).
 
-The per-method CPU-time models of :mod:`ufs.bench.cost_estimate` are fitted on the
+The per-method CPU-time models of :mod:`ufs.pipeline.cost_estimate` are fitted on the
 benchmark archive's own label-free fits; each paper config's plan (its offline data sets,
 h grid and label-tuned grids, as ``build_plan`` makes them) is then priced fit by fit
 under the config's budget rule: a subset method fits each setting at every h, a ranking
@@ -21,10 +21,10 @@ from pathlib import Path
 
 import yaml
 
-from ufs.bench.archive import report_inputs_from_archive
-from ufs.bench.benchmark_report import load_run
-from ufs.bench.config import build_plan
-from ufs.bench.cost_estimate import fit_cost_model, fit_costs
+from ufs.pipeline.config import build_plan
+from ufs.pipeline.cost_estimate import fit_cost_model, fit_costs
+from ufs.report.archive_tables import report_inputs_from_archive
+from ufs.report.benchmark_report import load_run
 
 REPO = Path(__file__).resolve().parents[1]
 PAPERS = ("kmeans_ufs", "dgufs", "fsbc", "golfs", "spcafs")

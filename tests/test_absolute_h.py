@@ -12,12 +12,12 @@ import pytest
 import yaml
 from snakemake.utils import update_config, validate
 
-from ufs.bench import absolute_h, sensitivity
-from ufs.bench.archive import read_archive, write_archive
-from ufs.bench.benchmark_report import benchmark_report_from_archive
-from ufs.bench.config import build_plan, merge_configs
 from ufs.cli import main
 from ufs.datasets import get_dataset
+from ufs.pipeline.archive import read_archive, write_archive
+from ufs.pipeline.config import build_plan, merge_configs
+from ufs.report import absolute_h, sensitivity
+from ufs.report.benchmark_report import benchmark_report_from_archive
 
 from .test_benchmark_report import make_results
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ufs.bench.archive import (
+from ufs.cli import main
+from ufs.pipeline.archive import (
     MANIFEST,
     ArchiveError,
     archive_members,
@@ -21,8 +22,7 @@ from ufs.bench.archive import (
     restore_archive,
     write_archive,
 )
-from ufs.bench.benchmark_report import benchmark_report, benchmark_report_from_archive
-from ufs.cli import main
+from ufs.report.benchmark_report import benchmark_report, benchmark_report_from_archive
 
 from .test_benchmark_report import make_results
 
@@ -310,9 +310,9 @@ def test_curation_reports_what_the_workflow_would_aggregate(tmp_path):
     """Complete data sets stay as they are; a data set whose label-tuned grid is half
     done is reported label-free only (no duplicate of a setting a previous run's chunk
     also holds); one without every label-free setting is left out."""
-    from ufs.bench.archive import curate_evaluations
-    from ufs.bench.config import build_plan
     from ufs.fileio import read_json, write_json
+    from ufs.pipeline.archive import curate_evaluations
+    from ufs.pipeline.config import build_plan
 
     config = {
         "datasets": {"wine": {"h": [2, 4]}, "breast_cancer": {"h": [3, 6]}, "digits": {"h": [5]}},

@@ -18,9 +18,9 @@ import pytest
 import scipy.io
 
 from tests.workflow_helpers import run_snakemake, write_config
-from ufs.bench import steps
-from ufs.bench.config import ConfigError, build_plan, dataset_h, file_entry
 from ufs.datasets.user_files import load_user_file, peek_shape
+from ufs.pipeline import steps
+from ufs.pipeline.config import ConfigError, build_plan, dataset_h, file_entry
 
 RNG = np.random.default_rng(0)
 

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from ufs.bench.config import ConfigError, build_plan, relative_h, resolve_h
 from ufs.datasets import available_datasets, datasets_needing_network, get_dataset
+from ufs.pipeline.config import ConfigError, build_plan, relative_h, resolve_h
 from ufs.registry import available_methods, get_method
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """``ufs benchmark-report`` on a small synthetic results directory: 3 of the config's 4 data
 sets × 4 methods, written as the workflow writes them (evaluation JSONs aggregated by
-:mod:`ufs.bench.aggregate`, Snakemake benchmark TSVs, data info JSONs). Expected values are
+:mod:`ufs.report.aggregate`, Snakemake benchmark TSVs, data info JSONs). Expected values are
 computed here from the generated numbers, independently of the report's code."""
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ufs.bench import aggregate, ranking
-from ufs.bench.benchmark_report import benchmark_report, label_gap, load_run
 from ufs.cli import main
+from ufs.report import aggregate
+from ufs.report.benchmark_report import benchmark_report, label_gap, load_run
+from ufs.stats import ranking
 
 DATASETS = {"d1": (60, 40, 3), "d2": (50, 30, 4), "d3": (80, 20, 2)}  # n, p, classes
 MISSING = "d4"  # in the config, no results
@@ -397,7 +398,7 @@ def test_pairs_are_claimed_only_where_friedman_rejects_and_holm_orders_them():
     """Issue 37: a pair is ordered by the all-pairs Wilcoxon–Holm tests, not by the
     Nemenyi CD: here `top` wins on every one of 12 data sets against `low` (Holm p tiny),
     and three equal-up-to-noise methods give no ordered pair."""
-    from ufs.bench import answer
+    from ufs.report import answer
 
     rng = np.random.default_rng(0)
     rows = []
@@ -428,8 +429,8 @@ def test_missing_data_sets_get_a_cost_estimate_checked_on_the_measured_ones(tmp_
     """A config data set without results gets the cost model's estimate; the sentence
     gives the held-out ratios of the measured data sets (each predicted by a model fitted
     without it) and the last numeric column is the estimate times the largest of them."""
-    from ufs.bench.benchmark_report import load_run, missing_estimate
     from ufs.datasets import get_dataset
+    from ufs.report.benchmark_report import load_run, missing_estimate
 
     # measured: registered data sets with recorded CPU times; missing: jaffe (registered)
     measured = ["wine", "breast_cancer", "digits", "golfs_sim1"]

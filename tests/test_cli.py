@@ -129,7 +129,7 @@ def test_reproduction_from_zero_runs_writes_nothing(tmp_path, capsys):
 def test_config_strings_are_coerced_only_where_given_on_the_command_line(tmp_path):
     import pytest
 
-    from ufs.bench.config import ConfigError, coerce_config_strings, refuse_yte
+    from ufs.pipeline.config import ConfigError, coerce_config_strings, refuse_yte
 
     cfg = {"jobs": {"fit_budget_seconds": "600"}, "evaluation": {"restarts": "5"}}
     changed = coerce_config_strings(cfg, only={"evaluation": {"restarts": "5"}})

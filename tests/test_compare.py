@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from ufs.bench.compare import compare_published, comparison_markdown
+from ufs.report.compare import compare_published, comparison_markdown
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def test_agreement_uses_both_standard_errors(files):
 
 def test_agreement_on_hand_computed_cells():
     """Issue 38: a count cell, a cell without a published std, an impossible cell."""
-    from ufs.bench.compare import agreement, impossible
+    from ufs.report.compare import agreement, impossible
 
     # TP (a count): ours 6.0 ± 1.0 over 3 replicates vs published 7.0: margin 1.96/√3 = 1.13
     status, margin, basis = agreement("tp", 7.0, None, 6.0, 1.0, replicates=3)
@@ -119,8 +119,8 @@ def test_markdown_says_not_run(files):
 
 
 def test_reproduction_report_collects_comparisons(tmp_path, files):
-    from ufs.bench.compare import write_comparison
     from ufs.cli import main
+    from ufs.report.compare import write_comparison
 
     run = tmp_path / "results" / "p"
     write_comparison(
@@ -263,7 +263,7 @@ def _cmp(rows):
 
 
 def test_paper_verdict_counts_best_and_ordering_by_hand():
-    from ufs.bench.paper_verdicts import paper_verdict, verdict_markdown
+    from ufs.report.paper_verdicts import paper_verdict, verdict_markdown
 
     rows = []
     # data set a: the paper has dgufs best (0.9 > 0.8 > 0.7); ours reverses the order
@@ -286,8 +286,8 @@ def test_paper_verdict_counts_best_and_ordering_by_hand():
 
 
 def test_reproduction_report_opens_with_the_five_verdicts(tmp_path, files):
-    from ufs.bench.compare import write_comparison
     from ufs.cli import main
+    from ufs.report.compare import write_comparison
 
     run = tmp_path / "results" / "dgufs"
     write_comparison(

@@ -14,7 +14,7 @@ from snakemake.cli import parse_config
 from snakemake.utils import update_config
 
 from tests.workflow_helpers import REPO, TINY, run_snakemake, write_config
-from ufs.bench.config import SCHEMA_PATH, build_plan, check_config_size, coerce_config_strings
+from ufs.pipeline.config import SCHEMA_PATH, build_plan, check_config_size, coerce_config_strings
 
 SCHEMA = yaml.safe_load(SCHEMA_PATH.read_text())
 

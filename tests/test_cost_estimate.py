@@ -1,4 +1,4 @@
-"""The cost model of the data sets a run has not reached (``ufs.bench.cost_estimate``):
+"""The cost model of the data sets a run has not reached (``ufs.pipeline.cost_estimate``):
 it recovers a planted power law, clips fits at the budget, skips a setting's larger h
 after one is over it, and counts every draw of a random reference."""
 
@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from ufs.bench.cost_estimate import (
+from ufs.pipeline.cost_estimate import (
     estimate_missing,
     fit_cost_model,
     fit_costs,

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from ufs.base import ROUNDOFF_RTOL, DegenerateFitWarning, resolved_rank
-from ufs.bench import aggregate
-from ufs.bench.status import STATUS_MARK, fit_status
-from ufs.bench.steps import _scalar_attributes
 from ufs.methods import DGUFS, MCFS, SPCAFS
 from ufs.methods.dgufs import smallest_norm_selection
+from ufs.pipeline.status import STATUS_MARK, fit_status
+from ufs.pipeline.steps import _scalar_attributes
 from ufs.preprocessing import standardize
+from ufs.report import aggregate
 
 from .test_failure_flags import _record, _row
 

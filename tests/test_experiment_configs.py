@@ -10,8 +10,8 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from ufs.bench.config import build_plan, merge_configs
 from ufs.datasets import available_datasets, get_dataset
+from ufs.pipeline.config import build_plan, merge_configs
 from ufs.registry import available_methods
 
 REPO = Path(__file__).resolve().parents[1]

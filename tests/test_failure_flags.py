@@ -1,6 +1,6 @@
 """Solver failures reach the tables, figures, summary and console (issue 14).
 
-One status per fit (ufs.bench.steps.fit_status): ok / fixed_budget / not_converged /
+One status per fit (ufs.pipeline.steps.fit_status): ok / fixed_budget / not_converged /
 diverged; marks † (not converged) and ‡ (diverged) in tables and figures, counts in
 summary.md and fit_status.json, a warning at the end of the run.
 """
@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ufs.bench import aggregate
-from ufs.bench.steps import evaluate, fit, fit_status, fixed_iteration_budget, standardize
 from ufs.fileio import write_json, write_npz
+from ufs.pipeline.steps import evaluate, fit, fit_status, fixed_iteration_budget, standardize
+from ufs.report import aggregate
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Per-data-set figures (ufs.bench.figures): styles, diverged curves, axes, legends."""
+"""Per-data-set figures (ufs.report.figures): styles, diverged curves, axes, legends."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ufs.bench import aggregate, figures, ranking
 from ufs.fileio import write_json
 from ufs.registry import available_methods, get_method, methods_with_role
+from ufs.report import aggregate, figures, rank_report
+from ufs.stats import ranking
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
@@ -38,7 +39,7 @@ def test_every_registered_method_has_its_own_style():
         *figures.REFERENCE_METHODS,
     }
     missing = sorted(set(names) - listed)
-    assert not missing, f"add {missing} to a group and a style in ufs/bench/figures.py"
+    assert not missing, f"add {missing} to a group and a style in ufs/report/figures.py"
     groups = (
         figures.SEED_METHODS
         + figures.BASELINE_METHODS
@@ -449,16 +450,16 @@ def test_plot_dataset_writes_pngs_and_pdfs(run, tmp_path):
     assert not list(tmp_path.glob(".*"))  # no temporary file left behind
 
 
-# -- critical-difference diagrams (ufs.bench.ranking) ----------------------------------------
+# -- critical-difference diagrams (ufs.report.rank_report) ----------------------------------------
 
 
 def test_spread_positions_separates_ties_and_keeps_the_rest():
     x = np.array([1.0, 2.0, 2.0, 2.0, 2.05, 5.0])
-    pos = ranking.spread_positions(x, 0.2)
+    pos = rank_report.spread_positions(x, 0.2)
     assert np.all(np.diff(pos) >= 0.2 - 1e-12)  # order kept, at least the gap apart
     assert pos[0] == 1.0 and pos[-1] == 5.0  # isolated values stay at their value
     assert pos[1:5].mean() == pytest.approx(x[1:5].mean())  # a block centred on its values
-    np.testing.assert_array_equal(ranking.spread_positions([3.0, 4.0], 0.1), [3.0, 4.0])
+    np.testing.assert_array_equal(rank_report.spread_positions([3.0, 4.0], 0.1), [3.0, 4.0])
 
 
 def _cd_result(scores, **kw):
@@ -477,26 +478,26 @@ def test_cd_bars_only_when_the_friedman_test_is_significant():
     planted["d0"]["mcfs"] = 0.95  # a little noise: not every rank decided
     sig = _cd_result(planted)
     assert sig.pvalue < sig.alpha and ranking.post_hoc(sig) and sig.groups
-    fig = ranking.cd_figure(sig)
+    fig = rank_report.cd_figure(sig)
     assert _bars(fig) and any(t.get_text().startswith("CD = ") for t in fig.axes[0].texts)
     rng = np.random.default_rng(3)
     flat = {f"d{j}": {m: float(rng.uniform()) for m in methods} for j in range(3)}
     ns = _cd_result(flat)
     assert ns.applicable and ns.pvalue >= ns.alpha and ns.groups  # cliques exist, not drawn
-    fig = ranking.cd_figure(ns)
+    fig = rank_report.cd_figure(ns)
     assert not _bars(fig)
     assert not any(t.get_text().startswith("CD = ") for t in fig.axes[0].texts)
     title = fig._suptitle.get_text()
     assert "\n" not in title and title.endswith("; bold: seed methods")  # one line (issue 39)
-    assert "NOT significant at α = 0.05, so no post-hoc test" in ranking.cd_caption(ns)
-    assert ranking.cd_caption(ns).endswith("Bold names: the seed papers' methods.")
+    assert "NOT significant at α = 0.05, so no post-hoc test" in rank_report.cd_caption(ns)
+    assert rank_report.cd_caption(ns).endswith("Bold names: the seed papers' methods.")
 
 
 def test_cd_tied_ranks_keep_separate_leader_lines():
     s = {f"d{j}": {"a": 0.9, "b": 0.7, "c": 0.7, "d": 0.7, "e": 0.2} for j in range(4)}
     r = _cd_result(s)
     assert r.avg_rank[["b", "c", "d"]].nunique() == 1  # a three-way tie
-    fig = ranking.cd_figure(r)
+    fig = rank_report.cd_figure(r)
     leaders = [ln for ln in fig.axes[0].get_lines() if len(ln.get_xdata()) == 4]
     assert len(leaders) == 5
     start = [ln.get_xdata()[0] for ln in leaders]
@@ -510,10 +511,10 @@ def test_plot_cd_300_dpi_and_its_vector_twin(tmp_path):
     from PIL import Image
 
     r = _cd_result({f"d{j}": {"a": 0.9, "b": 0.5, "c": 0.1} for j in range(3)})
-    out = ranking.plot_cd(r, tmp_path / "cd.png", vector=True)
+    out = rank_report.plot_cd(r, tmp_path / "cd.png", vector=True)
     assert Image.open(out).info["dpi"] == pytest.approx((300, 300), abs=0.01)
     assert (tmp_path / "cd.pdf").read_bytes()[:5] == b"%PDF-"
-    ranking.plot_cd(r, tmp_path / "png_only.png")
+    rank_report.plot_cd(r, tmp_path / "png_only.png")
     assert not (tmp_path / "png_only.pdf").exists()
 
 

@@ -1,4 +1,4 @@
-"""The per-fit compute budget (config ``jobs.fit_budget_seconds``, ufs.bench.budget).
+"""The per-fit compute budget (config ``jobs.fit_budget_seconds``, ufs.pipeline.budget).
 
 A fit over its CPU-time budget, or refused for memory, is recorded as ``budget_exceeded``:
 no arrays, NaN metrics, ``budget exceeded §`` in the tables, scored as the expected random subset at its (data set, h) in every test.
@@ -17,12 +17,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ufs.bench import aggregate, ranking
-from ufs.bench.budget import FitBudgetExceeded, budget_reason, fit_budget
-from ufs.bench.status import FIT_STATUSES, STATUS_MARK, fit_status, worst
-from ufs.bench.steps import SKIPPED_REASON, evaluate, fit, standardize
 from ufs.fileio import write_json, write_npz
+from ufs.pipeline.budget import FitBudgetExceeded, budget_reason, fit_budget
+from ufs.pipeline.status import FIT_STATUSES, STATUS_MARK, fit_status, worst
+from ufs.pipeline.steps import SKIPPED_REASON, evaluate, fit, standardize
 from ufs.registry import get_method
+from ufs.report import aggregate, rank_report
+from ufs.stats import ranking
 from ufs.validation import check_dense_memory
 
 matplotlib.use("Agg")
@@ -347,7 +348,8 @@ def test_a_method_over_the_budget_scores_as_random_in_every_test(tmp_path, monke
     expected random subset of its cell (here at h = 5 of d0 only), in the Friedman ranks,
     the all-pairs Wilcoxon tests and the tests against the references alike; no data set
     is dropped and the other h of d0 keep the method's own scores."""
-    from ufs.bench import answer, paired, references, views
+    from ufs.report import answer
+    from ufs.stats import paired, references, views
 
     s = {
         f"d{i}": {"a": 0.9 - 0.01 * i, "b": 0.8, "c": 0.7, "slow": 0.95, "random": 0.5}
@@ -364,7 +366,7 @@ def test_a_method_over_the_budget_scores_as_random_in_every_test(tmp_path, monke
     assert r.scores.loc["d0", "slow"] == pytest.approx(imputed)
     assert r.scores.loc["d1", "slow"] == pytest.approx(0.95)
     assert r.method_status("slow") == "budget_exceeded"
-    over = ranking.overview_markdown([r])
+    over = rank_report.overview_markdown([r])
     assert "on d0, slow exceeded the budget (§) at some h, scored there as the expected" in over
     # the pairwise tests see the same paired scores as the Friedman ranks
     pairs = answer.pairwise_results([r])[("label_free", "acc")]
@@ -404,7 +406,7 @@ def test_a_method_over_the_budget_scores_as_random_in_every_test(tmp_path, monke
         close(fig)
 
     monkeypatch.setattr(plt, "close", grab)
-    ranking.plot_cd(r, tmp_path / "cd.png")
+    rank_report.plot_cd(r, tmp_path / "cd.png")
     assert any(t.startswith("slow§ (") for t in texts)
 
 

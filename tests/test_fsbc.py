@@ -224,8 +224,8 @@ def test_fsbc_marks_a_selection_rounded_from_a_tie_degenerate(monkeypatch):
     fit records how many picks are resolved, warns, and the workflow's status is ◊."""
     import ufs.methods.fsbc as fsbc_module
     from ufs.base import DegenerateFitWarning
-    from ufs.bench.status import fit_status
-    from ufs.bench.steps import _scalar_attributes
+    from ufs.pipeline.status import fit_status
+    from ufs.pipeline.steps import _scalar_attributes
 
     X, _, _ = planted_clusters(n_per=10, n_clusters=3, n_signal=4, n_noise=16, seed=1)
     d, h = X.shape[1], 5

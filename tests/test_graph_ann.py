@@ -13,8 +13,8 @@ import pytest
 import scipy.sparse as sp
 
 from ufs import graph
-from ufs.bench import steps
 from ufs.graph import knn_graph, knn_indices, resolve_algorithm
+from ufs.pipeline import steps
 from ufs.registry import params_id
 
 pytest.importorskip("faiss")

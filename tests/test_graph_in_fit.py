@@ -11,9 +11,9 @@ import sys
 import numpy as np
 import pytest
 
-from ufs.bench import steps
-from ufs.bench.config import build_plan
 from ufs.fileio import read_json
+from ufs.pipeline import steps
+from ufs.pipeline.config import build_plan
 
 from .test_input_space import _config, _data
 from .workflow_helpers import REPO, write_config

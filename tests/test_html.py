@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ufs.bench.html import markdown_to_html, page
+from ufs.report.html import markdown_to_html, page
 
 TEXT = """# UFS-bench results
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from ufs.bench import steps
-from ufs.bench.config import ConfigError, build_plan
 from ufs.graph import knn_graph
 from ufs.methods import DGUFS
+from ufs.pipeline import steps
+from ufs.pipeline.config import ConfigError, build_plan
 from ufs.preprocessing import INPUT_SPACES, input_matrix, standardize, unit_range
 
 

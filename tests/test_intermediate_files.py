@@ -10,7 +10,6 @@ import os
 import numpy as np
 import pytest
 
-from ufs.bench.io import damaged_files, read_evaluations
 from ufs.fileio import (
     CHECKSUM_KEY,
     DamagedFileError,
@@ -20,6 +19,7 @@ from ufs.fileio import (
     write_json,
     write_npz,
 )
+from ufs.pipeline.io import damaged_files, read_evaluations
 
 RECORD = {"dataset": "d", "method": "m", "pid": "p", "params": {}, "results": [{"acc": 0.5}]}
 
@@ -126,7 +126,7 @@ def test_a_damaged_cached_graph_is_named(tmp_path):
     """Cached kNN graphs are read through the same check as every other .npz."""
     import scipy.sparse as sp
 
-    from ufs.bench.steps import _load_graph
+    from ufs.pipeline.steps import _load_graph
 
     f = tmp_path / "g.npz"
     sp.save_npz(f, sp.random(20, 20, density=0.2, format="csr", random_state=0))

@@ -1,4 +1,4 @@
-"""LaTeX tables (ufs.bench.latex): booktabs, best bold, runner-up underlined, references apart,
+"""LaTeX tables (ufs.report.latex): booktabs, best bold, runner-up underlined, references apart,
 status marks, escaping; compiled by pdflatex when the machine has it."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 
 from tests.test_figures import HS, _frames, _record, _row
 from tests.test_ranking import _tables
-from ufs.bench import aggregate, latex, ranking
+from ufs.report import aggregate, latex, rank_report
+from ufs.stats import ranking
 
 
 def _balanced(tex: str) -> bool:
@@ -140,7 +141,7 @@ def test_rank_table_lowest_rank_bold():
     assert rows["a"] == [r"\textbf{1.00}", r"\textbf{1.00}"]
     assert rows["b"] == [r"\underline{2.33}", r"\underline{2.33}"]
     assert rows["d"] == [r"4.00\textsuperscript{\ddag}"] * 2
-    assert rows["Friedman $p$"][0] == ranking._fmt_p(ranking.rank_all(t)[0].pvalue)
+    assert rows["Friedman $p$"][0] == rank_report._fmt_p(ranking.rank_all(t)[0].pvalue)
 
 
 def test_write_dataset_outputs_writes_the_tex_beside_the_markdown(frames, tmp_path):

@@ -34,9 +34,9 @@ HEAVY = ("mlflow", "matplotlib", "snakemake")
 @pytest.mark.parametrize(
     "code",
     [
-        "import _job; from ufs.bench.steps import fit",  # fit_selector.py
-        "import _job; from ufs.bench.steps import evaluate",  # evaluate_selection.py
-        "import _job; from ufs.bench.steps import build_graph, standardize, download",
+        "import _job; from ufs.pipeline.steps import fit",  # fit_selector.py
+        "import _job; from ufs.pipeline.steps import evaluate",  # evaluate_selection.py
+        "import _job; from ufs.pipeline.steps import build_graph, standardize, download",
         "import ufs; from ufs.methods import *",  # the library itself
     ],
 )
@@ -47,9 +47,9 @@ def test_fit_and_evaluate_jobs_do_not_import_mlflow_or_matplotlib(code):
 @pytest.mark.parametrize(
     "code",
     [
-        "import _job; import ufs; from ufs.bench.tracking import log_evaluations",  # track
-        "import _job; from ufs.bench.tracking import init_experiment",  # mlflow_init
-        "import _job; from ufs.bench.aggregate import write_dataset_outputs, write_summary",
+        "import _job; import ufs; from ufs.tracking import log_evaluations",  # track
+        "import _job; from ufs.tracking import init_experiment",  # mlflow_init
+        "import _job; from ufs.report.aggregate import write_dataset_outputs, write_summary",
     ],
 )
 def test_tracking_and_aggregation_jobs_import_neither_sklearn_nor_mlflow_up_front(code):

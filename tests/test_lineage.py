@@ -9,8 +9,8 @@ import textwrap
 
 import pytest
 
-from ufs.bench.archive import restore_archive, write_archive
-from ufs.bench.lineage import (
+from ufs.pipeline.archive import restore_archive, write_archive
+from ufs.pipeline.lineage import (
     PlanLineage,
     code_digest,
     method_code,
@@ -152,9 +152,9 @@ def test_a_scheme_1_archive_is_migrated_without_refitting(tmp_path, capsys):
     """An archive whose evaluations record scheme-1 lineages (as every archive made before
     scheme 2): restored, its chunks are stale; migrated, a restore plans no fit, and an
     evaluation whose lineage matches neither scheme is still re-fitted."""
-    from ufs.bench.config import build_plan
     from ufs.cli import main
     from ufs.fileio import read_json, write_json
+    from ufs.pipeline.config import build_plan
 
     from .test_archive import _jobs
     from .workflow_helpers import run_snakemake, write_config
@@ -203,7 +203,7 @@ def test_a_new_catalog_entry_or_reader_changes_no_other_data_sets_code(package_c
     """Issue 38's loader must not re-fit the benchmark: the catalog and the modules only
     it imports are hashed per data set, through each entry's own loader."""
     import ufs.registry as reg
-    from ufs.bench.lineage import dataset_code
+    from ufs.pipeline.lineage import dataset_code
 
     root, _ = package_copy
     real = {d: dataset_code(d) for d in ("wine", "ar", "golfs_sim1")}
@@ -224,8 +224,8 @@ def test_a_data_sets_entry_and_loader_are_its_own(monkeypatch, tmp_path):
     import dataclasses
     import importlib.util
 
-    from ufs.bench.lineage import _function_closure, dataset_code
     from ufs.datasets import registry as dreg
+    from ufs.pipeline.lineage import _function_closure, dataset_code
 
     wine, ar = dataset_code("wine"), dataset_code("ar")
     spec = dreg.get_dataset("ar")
@@ -257,13 +257,13 @@ def test_the_registrations_and_plugins_are_in_no_step_closure():
     """Registering a method (ufs/methods/__init__.py) or loading plugins (ufs/plugins.py)
     changes no step's code version: each method's entry is its own (issue 41; before,
     every evaluation's lineage changed with a new registration)."""
-    from ufs.bench import lineage
+    from ufs.pipeline import lineage
 
     stop = {(_PKG / m).resolve() for m in (*lineage.ENTRY_MODULES, *lineage.REGISTRATION_MODULES)}
-    for step in (("evaluation.py", "metrics.py", "bench/steps.py"), ("bench/aggregate.py",)):
+    for step in (("evaluation.py", "metrics.py", "pipeline/steps.py"), ("report/aggregate.py",)):
         files = lineage._closure_stopping([_PKG / r for r in step], stop)
         names = {f.relative_to(_PKG).as_posix() for f in files}
-        assert "bench/steps.py" in names or "bench/aggregate.py" in names
+        assert "pipeline/steps.py" in names or "report/aggregate.py" in names
         assert "methods/__init__.py" not in names and "plugins.py" not in names, step
         assert not any(n.startswith("methods/") for n in names), step
 

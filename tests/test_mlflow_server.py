@@ -36,7 +36,7 @@ from tests.workflow_helpers import (
 
 pytest.importorskip("mlflow")
 
-import ufs.bench.tracking  # noqa: E402,F401  (fail-fast HTTP retry defaults, also in this process)
+import ufs.tracking  # noqa: E402,F401  (fail-fast HTTP retry defaults, also in this process)
 
 pytestmark = pytest.mark.slow
 
@@ -230,8 +230,8 @@ def test_server_down_fails_clearly_and_results_are_complete(down_run):
     assert log.startswith("ERROR: Cannot reach the MLflow tracking server") and uri in log
     assert "Traceback" not in log
     # everything but the tracking was computed (the profile's keep-going), nothing tracked
-    from ufs.bench.config import build_plan
-    from ufs.bench.io import read_evaluations
+    from ufs.pipeline.config import build_plan
+    from ufs.pipeline.io import read_evaluations
 
     plan = build_plan(down_run["config"])
     for dataset in plan.instances:

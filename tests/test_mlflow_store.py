@@ -32,7 +32,7 @@ from tests.workflow_helpers import (  # noqa: E402
     snakemake_cmd,
     write_config,
 )
-from ufs.bench import tracking  # noqa: E402
+from ufs import tracking  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("mlflow")
 
 from tests.browser_helpers import chromium, mlflow_ui, render  # noqa: E402
-from ufs.bench import tracking  # noqa: E402
+from ufs import tracking  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

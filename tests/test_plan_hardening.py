@@ -26,9 +26,9 @@ import numpy as np
 import pytest
 import yaml
 
-import ufs.bench.config as plan_config
+import ufs.pipeline.config as plan_config
 from tests.workflow_helpers import REPO, TINY, env, run_snakemake, snakemake_cmd, write_config
-from ufs.bench.config import (
+from ufs.pipeline.config import (
     NAME_PATTERN,
     ConfigError,
     Plan,

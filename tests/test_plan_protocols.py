@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from ufs.bench.budget import budget_key
-from ufs.bench.config import ConfigError, build_plan, thin_grid
+from ufs.pipeline.budget import budget_key
+from ufs.pipeline.config import ConfigError, build_plan, thin_grid
 
 DECADES = [10.0**k for k in range(-6, 7)]  # 13 values
 

@@ -96,7 +96,7 @@ def test_the_plugin_method_fits_as_any_other(on_path):
 
 
 def test_a_plugin_lineage_is_its_code_and_its_package_version(on_path):
-    from ufs.bench.lineage import method_code, method_entry
+    from ufs.pipeline.lineage import method_code, method_entry
 
     plugins.load_entry_points()
     entry = method_entry("knn_residual")
@@ -167,7 +167,7 @@ def test_config_import_paths_and_the_adapters(on_path):
 
 
 def test_the_schema_and_the_plan_take_a_class(on_path):
-    from ufs.bench.config import ConfigError, build_plan
+    from ufs.pipeline.config import ConfigError, build_plan
 
     base = {"datasets": {"wine": {"h": [2, 4, 6]}}}
     plan = build_plan({**base, "methods": {"mine": {"class": "ufs_example_plugin:KNNResidual"}}})
@@ -232,11 +232,11 @@ def test_compare_places_a_plugin_method_and_fits_nothing_else(
     test counts are those computed directly from the tables."""
     import re
 
-    from ufs.bench import ranking, views
-    from ufs.bench.answer import pairwise_results
-    from ufs.bench.archive import write_archive
-    from ufs.bench.benchmark_report import load_run
     from ufs.cli import main
+    from ufs.pipeline.archive import write_archive
+    from ufs.report.answer import pairwise_results
+    from ufs.report.benchmark_report import load_run
+    from ufs.stats import ranking, views
 
     from .workflow_helpers import run_snakemake, write_config
 

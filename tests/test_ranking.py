@@ -1,4 +1,4 @@
-"""Cross-data-set comparison (ufs.bench.ranking) on planted score tables."""
+"""Cross-data-set comparison (ufs.stats.ranking) on planted score tables."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from ufs.bench import ranking
+from ufs.report import rank_report
+from ufs.stats import ranking
 
 
 def _tables(
@@ -110,7 +111,7 @@ def test_score_is_mean_over_h_and_carries_the_worst_status():
     r = ranking.rank_methods(t, "label_free", "acc")
     assert r.method_status("c") == "not_converged"
     assert r.avg_rank["c"] == 2.75  # d1: a and c tie at 0.3 (rank 2.5); d2: last
-    assert "| c | 2.75† |" in ranking.overview_markdown([r])
+    assert "| c | 2.75† |" in rank_report.overview_markdown([r])
 
 
 def test_missing_method_drops_the_dataset_and_says_so():
@@ -120,7 +121,7 @@ def test_missing_method_drops_the_dataset_and_says_so():
     assert list(r.scores.index) == ["d0", "d1", "d3"]
     assert r.dropped_datasets == {"d2": ["b"]} and not r.dropped_methods
     assert "data set d2 dropped (no h where b and the other methods all have a result)" in (
-        ranking.overview_markdown([r])
+        rank_report.overview_markdown([r])
     )
 
 
@@ -140,13 +141,13 @@ def test_not_applicable_with_two_methods_or_one_dataset(tmp_path):
     for r in (two, one):
         assert not r.applicable and r.cd is None and "not applicable" in r.note
         assert r.avg_rank.size in (2, 5)
-        ranking.plot_cd(r, tmp_path / "cd.png")
+        rank_report.plot_cd(r, tmp_path / "cd.png")
         assert (tmp_path / "cd.png").stat().st_size > 1000
     none = ranking.rank_methods(_tables(_random_scores()), "oracle", "acc")  # no oracle rows
     assert none.avg_rank.empty and none.note
-    md = ranking.overview_markdown([two, one, none])
+    md = rank_report.overview_markdown([two, one, none])
     assert md.count("n/a") >= 15
-    ranking.plot_cd(none, tmp_path / "none.png")
+    rank_report.plot_cd(none, tmp_path / "none.png")
 
 
 def test_cliques_join_methods_closer_than_cd():
@@ -171,14 +172,14 @@ def test_cd_diagram_and_markdown(tmp_path):
     ]
     r = results[2]
     assert r.avg_rank.index[0] == "method_0" and r.pvalue < 1e-3 and r.groups
-    out = ranking.plot_cd(r, tmp_path / "cd_oracle_acc.png")
+    out = rank_report.plot_cd(r, tmp_path / "cd_oracle_acc.png")
     assert out.stat().st_size > 5000
-    md = ranking.overview_markdown(results)
+    md = rank_report.overview_markdown(results)
     assert md.startswith("## Across data sets: average rank")
     assert "[figures/cd_oracle_acc.png](figures/cd_oracle_acc.png)" in md
     assert f"| {r.cd:.2f} |" in md
     # the diagram's caption beside it (issue 39: its title is one line)
-    assert f"- CD diagram, label-tuned (oracle) ACC: {ranking.cd_caption(r)}" in md
-    assert "Friedman χ²" in ranking.cd_caption(r) and "Bold names" in ranking.cd_caption(r)
-    details = ranking.details_markdown(results)
+    assert f"- CD diagram, label-tuned (oracle) ACC: {rank_report.cd_caption(r)}" in md
+    assert "Friedman χ²" in rank_report.cd_caption(r) and "Bold names" in rank_report.cd_caption(r)
+    details = rank_report.details_markdown(results)
     assert "| method_0 | 1.00 |" in details or "| method_0 | " in details

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from tests.workflow_helpers import run_snakemake, write_config
-from ufs.bench import steps
-from ufs.bench.config import ConfigError, build_plan, file_entry
 from ufs.datasets.user_files import load_user_file, peek_shape, read_data_file
+from ufs.pipeline import steps
+from ufs.pipeline.config import ConfigError, build_plan, file_entry
 
 X6 = np.array([[0.5, 1.25], [1.5, 2.25], [2.5, 3.25], [3.5, 4.25], [4.5, 5.25], [5.5, 6.25]])
 Y6 = np.array([0, 1, 0, 1, 0, 1])

@@ -1,5 +1,5 @@
 """Issue 24: references as distributions, competitors-only ranks, paired statistics,
-held-out label-tuning and thin h grids (ufs.bench.paired, ufs.bench.references)."""
+held-out label-tuning and thin h grids (ufs.stats.paired, ufs.stats.references)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ufs.bench import aggregate, paired, ranking, references
-from ufs.bench.config import build_plan
 from ufs.methods import RandomFeatures
+from ufs.pipeline.config import build_plan
 from ufs.registry import get_method, methods_with_role, register
+from ufs.report import aggregate, rank_report
+from ufs.stats import paired, ranking, references
 
 METRICS = ("acc", "nmi", "ari", "ne")
 
@@ -186,7 +187,7 @@ def test_dataset_with_two_values_of_h_is_flagged_and_not_ranked():
     r = ranking.rank_methods(t, "label_free", "acc")
     assert r.thin_datasets == {"thin": 2}
     assert "thin" not in r.scores.index and r.n == 4
-    assert "thin (2 values of h)" in ranking.overview_markdown([r])
+    assert "thin (2 values of h)" in rank_report.overview_markdown([r])
     loose = ranking.rank_methods(t, "label_free", "acc", min_h_values=2)
     assert "thin" in loose.scores.index and not loose.thin_datasets
 
@@ -373,7 +374,7 @@ def test_input_space_override_reaches_the_estimator_and_the_graph():
 
 
 def test_scaling_markdown_reports_ranks_per_input_space():
-    from ufs.bench.input_scaling import scaling_markdown
+    from ufs.stats.input_scaling import scaling_markdown
 
     rows = []
     # "a" is best on z-scored data, worst on raw; "b" the reverse; "c" in between

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ufs.bench.archive import write_archive
 from ufs.cli import main
+from ufs.pipeline.archive import write_archive
 
 REPO = Path(__file__).resolve().parents[1]
 MIRROR = REPO.parent / "shared" / "datasets"

@@ -175,7 +175,7 @@ def test_file_dataset_spec_and_content_changes_re_run_its_download(tmp_path):
 
 def test_step_code_keys_cover_what_the_steps_import(tmp_path, monkeypatch):
     """Issue 26 #6/#7: a rule's code key is the hash of its modules' import closure: an
-    edit of the fit-status rule (bench/status.py, imported by bench/steps.py) changes the
+    edit of the fit-status rule (pipeline/status.py, imported by pipeline/steps.py) changes the
     evaluation key; an edit of a method module changes neither the evaluation nor the data
     key (the fit jobs' own key covers it)."""
     from ufs.registry import closure_hash
@@ -184,15 +184,15 @@ def test_step_code_keys_cover_what_the_steps_import(tmp_path, monkeypatch):
     shutil.copytree(registry._PKG, copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(registry, "_PKG", copy.resolve())
     keys = {
-        "eval": ("evaluation.py", "metrics.py", "bench/steps.py"),
-        "data": ("bench/data_steps.py",),
-        "aggregate": ("bench/aggregate.py",),
+        "eval": ("evaluation.py", "metrics.py", "pipeline/steps.py"),
+        "data": ("pipeline/data_steps.py",),
+        "aggregate": ("report/aggregate.py",),
     }
     before = {k: closure_hash(*v) for k, v in keys.items()}
     with open(copy / "methods" / "mcfs.py", "a") as fh:
         fh.write("# an edit\n")
     assert {k: closure_hash(*v) for k, v in keys.items()} == before
-    with open(copy / "bench" / "status.py", "a") as fh:
+    with open(copy / "pipeline" / "status.py", "a") as fh:
         fh.write("# an edit\n")
     after = {k: closure_hash(*v) for k, v in keys.items()}
     assert after["eval"] != before["eval"] and after["aggregate"] != before["aggregate"]
@@ -215,10 +215,10 @@ def test_every_computing_rule_carries_a_code_key():
 
 
 def test_scheme_2_step_keys_ignore_comments_and_follow_code(tmp_path, monkeypatch):
-    """The keys the workflow uses now (ufs.bench.lineage, scheme 2): the same closures as
-    above, a comment changes none of them, a line of code in bench/status.py changes the
+    """The keys the workflow uses now (ufs.pipeline.lineage, scheme 2): the same closures as
+    above, a comment changes none of them, a line of code in pipeline/status.py changes the
     evaluation and aggregation keys, one in a method module changes only that method's."""
-    from ufs.bench.lineage import CodeVersions
+    from ufs.pipeline.lineage import CodeVersions
 
     copy = tmp_path / "ufs"
     shutil.copytree(registry._PKG, copy, ignore=shutil.ignore_patterns("__pycache__"))
@@ -236,7 +236,7 @@ def test_scheme_2_step_keys_ignore_comments_and_follow_code(tmp_path, monkeypatc
         }
 
     before = keys()
-    for f in ("bench/status.py", "methods/mcfs.py", "preprocessing.py"):
+    for f in ("pipeline/status.py", "methods/mcfs.py", "preprocessing.py"):
         with open(copy / f, "a") as fh:
             fh.write("# an edit\n")
     assert keys() == before
@@ -247,7 +247,7 @@ def test_scheme_2_step_keys_ignore_comments_and_follow_code(tmp_path, monkeypatc
     assert {k: v for k, v in after.items() if k != "mcfs"} == {
         k: v for k, v in before.items() if k != "mcfs"
     }
-    with open(copy / "bench" / "status.py", "a") as fh:
+    with open(copy / "pipeline" / "status.py", "a") as fh:
         fh.write("_EDIT = 1\n")
     again = keys()
     assert again["eval"] != after["eval"] and again["aggregate"] != after["aggregate"]

@@ -64,7 +64,7 @@ def test_no_unsafe_loading_in_the_code(pattern):
 
 
 def test_npz_from_outside_is_never_unpickled(tmp_path):
-    from ufs.bench.steps import standardize
+    from ufs.pipeline.steps import standardize
 
     raw = tmp_path / "raw.npz"
     np.savez(raw, X=np.ones((4, 2)), y=np.array([object(), 1, 2, 3], dtype=object))

@@ -1,10 +1,10 @@
-"""A sliced run's tables (ufs.bench.slices, issue 39): every evaluation of the config on
+"""A sliced run's tables (ufs.pipeline.slices, issue 39): every evaluation of the config on
 disk, and what is left out, said."""
 
 from __future__ import annotations
 
-from ufs.bench.config import build_plan
-from ufs.bench.slices import full_config, slice_note, slice_view
+from ufs.pipeline.config import build_plan
+from ufs.pipeline.slices import full_config, slice_note, slice_view
 
 CONFIG = {
     "output_dir": "results",

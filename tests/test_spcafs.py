@@ -160,7 +160,7 @@ def test_raw_variant_fits_the_data_as_given_through_the_workflow_step():
     """``spcafs_raw`` (fixed ``input_space="raw"``): the fit step hands it the raw matrix
     (centred inside, Eq. 18), so its ranking is SPCAFS's on the raw data, not on z-scores;
     with features of very different variances the two readings rank differently."""
-    from ufs.bench.steps import _fit_task
+    from ufs.pipeline.steps import _fit_task
     from ufs.preprocessing import standardize
     from ufs.registry import get_method
 

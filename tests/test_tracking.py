@@ -1,4 +1,4 @@
-"""MLflow logging (ufs.bench.tracking) on a local SQLite store: fast, no workflow, no server.
+"""MLflow logging (ufs.tracking) on a local SQLite store: fast, no workflow, no server.
 The same behaviour through the workflow: tests/test_mlflow_store.py."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("mlflow")
 
-from ufs.bench import tracking  # noqa: E402
+from ufs import tracking  # noqa: E402
 
 
 def _evaluation(path, dataset="toy", hs=(2, 4)):
@@ -76,8 +76,8 @@ def pristine(tmp_path_factory):
     """A migrated store without experiments: copied by tests that do not test creation
     (a migration takes seconds)."""
     db = tmp_path_factory.mktemp("pristine") / "mlflow.db"
-    tracking._client(f"sqlite:///{db}").search_experiments()
-    tracking._dispose_engine(f"sqlite:///{db}")
+    tracking.client._client(f"sqlite:///{db}").search_experiments()
+    tracking.store._dispose_engine(f"sqlite:///{db}")
     return db
 
 
@@ -150,7 +150,7 @@ def test_server_experiment_leaves_artifacts_to_the_server(tmp_path, monkeypatch,
         def set_experiment_tag(self, exp_id, key, value):
             created["srv"][1][key] = value
 
-    monkeypatch.setattr(tracking, "_client", lambda uri: Client())
+    monkeypatch.setattr(tracking.store, "_client", lambda uri: Client())
     tracking.init_experiment("http://127.0.0.1:5000", "srv", tmp_path / "a", tmp_path / "r.json")
     assert created["srv"][0] is None and created["srv"][1][tracking.STORE_TAG]
     # the description links the runs table on the server itself
@@ -225,13 +225,13 @@ def test_store_identity_follows_creation_damage_and_deletion(tmp_path, pristine)
 def test_a_failed_creation_leaves_no_store(tmp_path, monkeypatch):
     """A full disk (here: ENOSPC after the migration) while creating: a clear error, and
     neither the store nor its temporary file."""
-    real = tracking._ensure_experiment
+    real = tracking.store._ensure_experiment
 
     def full_disk(*args):
         real(*args)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(tracking, "_ensure_experiment", full_disk)
+    monkeypatch.setattr(tracking.store, "_ensure_experiment", full_disk)
     uri = tracking.default_tracking_uri(tmp_path)
     with pytest.raises(tracking.TrackingError, match="No space left on device"):
         tracking.init_experiment(uri, "e", None, tmp_path / "init.json")
@@ -304,7 +304,7 @@ def test_database_is_locked_is_retried_with_backoff(tmp_path, monkeypatch, prist
     tracking.init_experiment(uri, "e", None, tmp_path / "init.json")
     ev = _evaluation(tmp_path / "c000.json")
     sleeps = []
-    monkeypatch.setattr(tracking, "_sleep", sleeps.append)
+    monkeypatch.setattr(tracking.client, "_sleep", sleeps.append)
     real = MlflowClient.log_batch
     failures = {"left": 1}
 
@@ -386,7 +386,9 @@ def test_experiment_opens_on_the_runs_table(tmp_path, pristine):
         tracking.init_experiment(uri, "old", None, tmp_path / "o.json", store_id="s2")
         tracking.init_experiment(uri, "chosen", None, tmp_path / "c.json", store_id="s3")
         view = {
-            f"mlflow.sharedViewState.{tracking.SHARED_VIEW_KEY}": json.dumps(tracking.SHARED_VIEW)
+            f"mlflow.sharedViewState.{tracking.names.SHARED_VIEW_KEY}": json.dumps(
+                tracking.SHARED_VIEW
+            )
         }
         note = {"mlflow.note.content": tracking.experiment_description(old, uri), **view}
         assert client.get_experiment(old).tags == {tracking.STORE_TAG: "s0", key: kind, **note}
@@ -477,11 +479,11 @@ def test_a_connection_dropped_mid_request_counts_as_unreachable():
         "('Connection aborted.', RemoteDisconnected('Remote end closed connection without "
         "response'))"
     )
-    assert tracking._unreachable(exc)
+    assert tracking.client._unreachable(exc)
     assert "Cannot reach the MLflow tracking server" in str(
-        tracking._wrap("http://127.0.0.1:9", "logging runs", exc)
+        tracking.client._wrap("http://127.0.0.1:9", "logging runs", exc)
     )
-    assert not tracking._unreachable(MlflowException("RESOURCE_DOES_NOT_EXIST: no such run"))
+    assert not tracking.client._unreachable(MlflowException("RESOURCE_DOES_NOT_EXIST: no such run"))
 
 
 def test_a_slice_leaves_the_other_methods_runs_alone(tmp_path, pristine):
@@ -538,7 +540,7 @@ def test_a_moved_output_directory_finds_its_runs_and_artifacts(tmp_path, pristin
     kw = {"dataset": "toy", "data_sha256": "d1"}
     tracking.log_evaluations(uri_a, "e", [ev], a / "r.json", output_dir=a, **kw)
     ids = {r.info.run_id for r in _active(uri_a, "e")}
-    tracking._dispose_engine(uri_a)
+    tracking.store._dispose_engine(uri_a)
     b.parent.mkdir(parents=True)
     shutil.move(a, b)
     uri_b = tracking.default_tracking_uri(b)
@@ -705,7 +707,7 @@ def test_a_directory_moved_before_identities_existed_adopts_its_runs(tmp_path, p
     tracking.log_evaluations(uri_a, "e", [ev], a / "r.json", output_dir=a, **kw)
     ids = {r.info.run_id for r in _active(uri_a, "e")}
     (a / tracking.IDENTITY_FILE).unlink()  # as results written before the file existed
-    tracking._dispose_engine(uri_a)
+    tracking.store._dispose_engine(uri_a)
     shutil.move(a, b)
     uri_b = tracking.default_tracking_uri(b)
     counts = tracking.log_evaluations(

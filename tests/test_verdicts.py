@@ -13,8 +13,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from ufs.bench import answer, flag_causes, pairwise, ranking, views
 from ufs.datasets import available_datasets, get_dataset
+from ufs.report import answer, flag_causes
+from ufs.stats import pairwise, ranking, views
 
 REPO = Path(__file__).resolve().parents[1]
 ARCHIVE = REPO / "benchmarks" / "results" / "benchmark.tar.xz"
@@ -169,8 +170,8 @@ def archived(tmp_path_factory):
     """The report of the committed archive (no plots), and the archive's tables."""
     if not ARCHIVE.exists():
         pytest.skip("the repository's results archive is absent")
-    from ufs.bench.archive import report_inputs_from_archive
-    from ufs.bench.benchmark_report import benchmark_report_from_archive, read_tables
+    from ufs.report.archive_tables import report_inputs_from_archive
+    from ufs.report.benchmark_report import benchmark_report_from_archive, read_tables
 
     tmp = tmp_path_factory.mktemp("archived")
     out = tmp / "docs" / "benchmark.md"
@@ -205,7 +206,7 @@ def test_docs_benchmark_absolute_h_md_is_the_report_of_its_archive(tmp_path):
     """The absolute h view's own report is its archive's, byte for byte (issue 37)."""
     if not ABSOLUTE_H.exists():
         pytest.skip("the absolute h view's archive is absent")
-    from ufs.bench.benchmark_report import benchmark_report_from_archive
+    from ufs.report.benchmark_report import benchmark_report_from_archive
 
     out = tmp_path / "docs" / "benchmark_absolute_h.md"
     img = tmp_path / "docs" / "img" / "absolute_h"

@@ -94,7 +94,7 @@ def test_oracle_protocol_picks_best_grid_setting(completed_run):
     df = pd.read_csv(workdir / "results" / "tables" / "wine.csv")
     oracle = df[(df["protocol"] == "oracle") & (df["method"] == "laplacian_score")]
     assert set(oracle["n_settings"]) == {2}
-    from ufs.bench.io import read_evaluations
+    from ufs.pipeline.io import read_evaluations
 
     # chosen on the even k-means restarts, reported on the odd ones (issue 24)
     best = {}

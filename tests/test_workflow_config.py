@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from tests.workflow_helpers import REPO, TINY, run_snakemake, write_config
-from ufs.bench.config import ConfigError, build_plan
+from ufs.pipeline.config import ConfigError, build_plan
 
 
 @pytest.mark.parametrize(
@@ -64,7 +64,7 @@ def test_snakemake_refuses_bad_config_before_any_job(tmp_path, mutate, message):
 
 def test_duplicate_keys_are_refused_at_any_depth(tmp_path):
     # issue 26 #3: the last of two definitions won silently
-    from ufs.bench.config import check_duplicate_keys
+    from ufs.pipeline.config import check_duplicate_keys
 
     top = tmp_path / "top.yaml"
     top.write_text("seed: 0\nmethods: {random: {}}\nseed: 1\n")

@@ -76,7 +76,7 @@ def run_snakemake(workdir: Path, configfile: Path, *extra: str, check: bool = Tr
 
 
 def expected_run_count(config: dict) -> int:
-    from ufs.bench.config import build_plan
+    from ufs.pipeline.config import build_plan
 
     plan = build_plan(config)
     # one run per setting and h; the all-features reference too is logged at every h
@@ -85,7 +85,7 @@ def expected_run_count(config: dict) -> int:
 
 def expected_parent_count(config: dict) -> int:
     """MLflow parent runs: one per data set (instance) and method."""
-    from ufs.bench.config import build_plan
+    from ufs.pipeline.config import build_plan
 
     return len({(d, s.method) for d, s in build_plan(config).jobs()})
 

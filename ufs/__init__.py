@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-# Lazy exports (PEP 562): ``import ufs.bench.tracking`` or ``ufs.bench.aggregate`` (the
+# Lazy exports (PEP 562): ``import ufs.tracking`` or ``ufs.report.aggregate`` (the
 # MLflow and aggregation jobs) must not pay for scikit-learn (~0.8 s), which importing
 # ``ufs.base`` costs. ``from ufs import X`` and ``ufs.X`` still work as before.
 _EXPORTS = {

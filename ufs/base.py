@@ -318,7 +318,7 @@ class UFSSelector(SelectorMixin, BaseEstimator):
         1 here; a method whose model needs more overrides it in one line (UDFS:
         ``n_clusters + 1``, its ``p × c`` projection has orthonormal columns). ``fit``
         checks it through :meth:`check_shape`, and so does the workflow's plan
-        (:func:`ufs.bench.config.build_plan`) for every dataset whose shape it knows.
+        (:func:`ufs.pipeline.config.build_plan`) for every dataset whose shape it knows.
         ``n_clusters`` is ``None`` when the method was given none.
         """
         return 1

@@ -28,7 +28,7 @@ What qualifies as ``cls``, or as the object an import path names (:func:`as_sele
 * a scoring function ``f(X) -> scores`` (higher is better): adapted by
   :func:`score_function_selector` as a *ranking* method, fitted once.
 
-A plugin's lineage (``ufs.bench.lineage.method_code``) is its registry entry, its module's
+A plugin's lineage (``ufs.pipeline.lineage.method_code``) is its registry entry, its module's
 code and its distribution's name and version (:func:`distribution_of`): an upgrade re-fits
 that method and nothing else.
 """
@@ -187,7 +187,7 @@ def as_selector_class(obj: Any) -> type:
 
 
 def _register(name: str, registration: Mapping[str, Any], where: str) -> None:
-    from .registry import _REGISTRY, register
+    from .method_spec import _REGISTRY, register
 
     if not isinstance(registration, Mapping) or "cls" not in registration:
         raise PluginError(
@@ -238,7 +238,7 @@ def load_entry_points() -> list[str]:
 def register_config_methods(methods: Mapping[str, Any]) -> list[str]:
     """Register the config's methods given by import path (``class:``); the names. Ones
     already registered from the same path are left as they are."""
-    from .registry import _REGISTRY
+    from .method_spec import _REGISTRY
 
     names = []
     for name, entry in sorted(methods.items()):

@@ -5,7 +5,7 @@ this module is importable as ``_common`` (the script's folder is ``sys.path[0]``
 
 * :func:`load_zscored`: a registered data set (:func:`ufs.datasets.load_dataset`) and
   its z-scored matrix (:func:`ufs.preprocessing.standardize`), the benchmark's input;
-* :func:`h_grid`: the benchmark's relative h grid (:func:`ufs.bench.config.relative_h`,
+* :func:`h_grid`: the benchmark's relative h grid (:func:`ufs.pipeline.config.relative_h`,
   ``round(p × {1, 2, 5, 10, 20} %)`` clipped to ``[5, 300]``), :func:`h_grid_nonconstant`
   the same over the non-constant columns;
 * :func:`kmeans_acc` / :func:`mean_acc` / :func:`overlap_acc`: the mean k-means ACC of a
@@ -24,7 +24,7 @@ this module is importable as ``_common`` (the script's folder is ``sys.path[0]``
   ``<repo>/../shared/datasets`` (``None``, the loader's own default, if that folder is
   absent); the archive to the benchmark's ``benchmarks/results/benchmark.tar.xz``,
   extracted once per process into a temporary folder
-  (:func:`ufs.bench.archive.report_inputs_from_archive`); ``--archive DIR`` takes an
+  (:func:`ufs.report.archive_tables.report_inputs_from_archive`); ``--archive DIR`` takes an
   evaluations folder as it is, ``--archive ''`` skips the check.
 """
 
@@ -43,11 +43,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ufs.bench.archive import report_inputs_from_archive
-from ufs.bench.config import relative_h
 from ufs.datasets import load_dataset
 from ufs.evaluation import evaluate_clustering
+from ufs.pipeline.config import relative_h
 from ufs.preprocessing import standardize
+from ufs.report.archive_tables import report_inputs_from_archive
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"

@@ -13,7 +13,7 @@ benchmark's seed 0) at the cap (300) and at 10× the cap (3000, same ``tol``), a
   negative entries at the end (``U`` is orthonormal; ``U = Z ≥ 0`` would need 0); the
   Eq. (35) objective at both ends, relative change ``(f_10x − f_cap)/f_cap``; whether the
   cap fit reproduces the archived benchmark ranking (``--archive``);
-* per benchmark ``h`` (:func:`ufs.bench.config.relative_h`, ``{1,2,5,10,20} %`` clipped to
+* per benchmark ``h`` (:func:`ufs.pipeline.config.relative_h`, ``{1,2,5,10,20} %`` clipped to
   ``[5, 300]``): the overlap ``|S_cap ∩ S_10x| / h`` and the k-means ACC of both
   selections on the z-scored data (:func:`ufs.evaluation.evaluate_clustering`, 20
   restarts, seeds 0..19, as the benchmark) and ``ACC_10x − ACC_cap``.

@@ -14,7 +14,7 @@ authors' cap (30) and at 10× the cap (300, same ``tol``), and reports
   resolved rank (rows of ``W`` above 1e-4 of the largest) at 30 / 300; the same
   quantities for ``update="mm"`` (our monotone variant, not the authors') at 300; whether
   the cap fit reproduces the archived benchmark ranking (``--archive``);
-* per benchmark ``h`` (:func:`ufs.bench.config.relative_h`, ``{1,2,5,10,20} %`` clipped to
+* per benchmark ``h`` (:func:`ufs.pipeline.config.relative_h`, ``{1,2,5,10,20} %`` clipped to
   ``[5, 300]``): the overlap ``|S_30 ∩ S_300| / h``, the k-means ACC of both selections on
   the z-scored data (the benchmark's evaluation matrix; :func:`ufs.evaluation.
   evaluate_clustering`, 20 restarts, seeds 0..19) and ``ACC_300 − ACC_30``; ``◊`` marks an

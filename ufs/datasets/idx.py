@@ -5,7 +5,7 @@ byte, 0x0B int16, 0x0C int32, 0x0D float32, 0x0E float64), one byte with the num
 dimensions d, d 32-bit dimension sizes, then the values in row-major order. A file whose
 magic, dimensions or length do not fit is refused with its name and what is wrong (a
 truncated download, another format). Only the catalog imports this module, so the data
-code version of the other data sets does not depend on it (:mod:`ufs.bench.lineage`).
+code version of the other data sets does not depend on it (:mod:`ufs.pipeline.lineage`).
 """
 
 from __future__ import annotations

@@ -56,6 +56,11 @@ are errors naming the file and the problem; constant features follow the library
 variable table, the first 100 lines of a text file; an ``.npz`` is read whole, which also
 refuses object arrays), so the workflow can check ``h < p`` when it plans the jobs,
 before any job runs.
+
+Size (~600 lines): one reader per file format a user may bring (``.mat``, ``.npz``,
+CSV/TSV/text, optionally gzipped) with the guesses a text file needs announced (header,
+label column, encoding); they share the validation and the messages, so they stay
+together.
 """
 
 from __future__ import annotations

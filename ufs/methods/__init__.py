@@ -5,7 +5,7 @@ subclass and add one ``register(...)`` call below with its paper's grid (``grid`
 by the label-tuned protocol) and its label-free ``defaults``.
 """
 
-from ..registry import register
+from ..method_spec import register
 from ._nonneg_spectral import GRID as _GRID_1E6_STEP100
 from .dgufs import DGUFS
 from .eufs import EUFS

@@ -8,6 +8,10 @@ atoms each. Two solvers give the same codes (``tests/test_fsasl.py``): the autho
 certified correlation scans (:func:`exact_lasso`, sparse, for data sets too large for the
 dense path). Split out of ``fsasl.py`` (issue 40: the solver is 860 of its 1 470 lines);
 the model and its other steps stay there.
+
+Size (~900 lines): two complete lasso solvers (SLEP's accelerated gradient and an exact
+homotopy with certified scans), each with its stopping rules; split out of ``fsasl.py``
+already, and each solver is one unit.
 """
 
 from __future__ import annotations

@@ -10,6 +10,10 @@ solved by the ADMM of Algorithm 2 on the split (6)-(7) with ``Z = Y`` and
 ``L = M − diag(M) + I``. The API takes ``X`` as ``n × d`` (scikit-learn); the solver
 transposes it once at the boundary and works in the paper's ``d × n`` layout, so every
 update below reads exactly like the paper; ``Y_`` is transposed back to ``n × d``.
+
+Size (~750 lines): Algorithm 2's ADMM in the paper's ``d × n`` layout, with the fused
+``n × n`` passes that keep its memory bounded and the exact/iterative eigen-solver
+paths; one estimator, kept whole so that each update reads like its equation.
 """
 
 from __future__ import annotations

@@ -7,6 +7,10 @@ Model (paper notation, data ``X ∈ R^{d×n}``, ``k`` selected features, ``c`` c
 
 with ``W ∈ R^{c×d}``, ``G ∈ R^{c×c}``. The API takes ``X`` as ``n × d`` (scikit-learn);
 the paper's ``X`` is our ``X.T`` and its ``k`` is our ``h`` (``n_features_to_select``).
+
+Size (~700 lines): the paper's Algorithm 1 step by step (F, W, G, v updates) plus its
+wide-data factor path and the round-off-tie flag; one estimator, kept whole so that the
+code reads in the paper's order.
 """
 
 from __future__ import annotations

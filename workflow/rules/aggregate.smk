@@ -9,14 +9,14 @@ rule aggregate_dataset:
             labels={"dataset": "{base}", "kind": "table (csv)"},
         ),
         md=f"{OUT}/tables/{{base}}.md",
-        # the same tables as a page the report shows (ufs.bench.html)
+        # the same tables as a page the report shows (ufs.report.html)
         html=report(
             f"{OUT}/tables/{{base}}.html",
             caption="../report/table.rst",
             category="Tables",
             labels={"dataset": "{base}", "kind": "tables"},
         ),
-        # the same tables in LaTeX (booktabs; ufs.bench.latex), written beside the markdown
+        # the same tables in LaTeX (booktabs; ufs.report.latex), written beside the markdown
         tex=f"{OUT}/tables/{{base}}.tex",
         acc=report(
             f"{OUT}/figures/{{base}}/acc_vs_h.png",
@@ -42,7 +42,7 @@ rule aggregate_dataset:
             category="Run time",
             labels={"dataset": "{base}", "figure": "fit time"},
         ),
-        # every figure's vector twin, for LaTeX (ufs.bench.figures.save_figure)
+        # every figure's vector twin, for LaTeX (ufs.report.figures.save_figure)
         acc_pdf=f"{OUT}/figures/{{base}}/acc_vs_h.pdf",
         nmi_pdf=f"{OUT}/figures/{{base}}/nmi_vs_h.pdf",
         convergence_pdf=f"{OUT}/figures/{{base}}/convergence.pdf",
@@ -75,12 +75,12 @@ rule summary:
         evaluations=[f for d in PLAN.instances for f in evaluations_of(d)],
     output:
         md=f"{OUT}/summary.md",
-        # the summary as a page the report shows (ufs.bench.html)
+        # the summary as a page the report shows (ufs.report.html)
         html=report(f"{OUT}/summary.html", caption="../report/summary.rst", category="Summary"),
         timing=f"{OUT}/timing.json",
         # solver failures counted over every fit; read by the Snakefile's onsuccess handler
         status=f"{OUT}/fit_status.json",
-        # critical-difference diagrams: average ranks across data sets (ufs.bench.ranking)
+        # critical-difference diagrams: average ranks across data sets (ufs.stats.ranking)
         cd_oracle_acc=report(
             f"{OUT}/figures/cd_oracle_acc.png",
             caption="../report/cd.rst",

@@ -1,21 +1,21 @@
-# Plan, paths and input functions shared by every rule. All logic lives in `ufs.bench`.
+# Plan, paths and input functions shared by every rule. All logic lives in `ufs.pipeline` (plan, steps, lineage).
 import os
 import re
 
-import ufs.bench.io
+import ufs.pipeline.io
 import ufs.plugins
-import ufs.bench.tracking
+import ufs.tracking
 from snakemake.exceptions import WorkflowError
-from ufs.bench.config import CHUNK_PATTERN, ConfigError, build_plan
-from ufs.bench.lineage import PlanLineage
-from ufs.bench.slices import full_config, slice_note, slice_view
+from ufs.pipeline.config import CHUNK_PATTERN, ConfigError, build_plan
+from ufs.pipeline.lineage import PlanLineage
+from ufs.pipeline.slices import full_config, slice_note, slice_view
 
 try:
     PLAN = build_plan(config, warn=False)
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 
-for _warning in PLAN.warnings:  # e.g. a plan larger than ufs.bench.config.LARGE_PLAN
+for _warning in PLAN.warnings:  # e.g. a plan larger than ufs.pipeline.config.LARGE_PLAN
     logger.warning(_warning)
 
 if PLAN.skipped:
@@ -28,13 +28,13 @@ os.environ[ufs.plugins.CONFIG_METHODS_ENV] = ufs.plugins.config_methods_env(
     config.get("methods") or {}
 )
 # A sliced run (only_methods, only_datasets) builds its tables from every evaluation of the
-# whole config on disk and says what they leave out (ufs.bench.slices, issue 39).
+# whole config on disk and says what they leave out (ufs.pipeline.slices, issue 39).
 _FULL = full_config(config)
 SLICE = slice_view(config, PLAN, build_plan(_FULL, warn=False) if _FULL else None, OUT)
 
 # Intermediate files cut short after they were written keep their mtime: Snakemake would
 # never rebuild them, and a later step would read them (issue 26 #11).
-_damaged = ufs.bench.io.damaged_files(OUT, RES)
+_damaged = ufs.pipeline.io.damaged_files(OUT, RES)
 if _damaged:
     _shown = "\n  ".join(_damaged[:20]) + ("\n  ..." if len(_damaged) > 20 else "")
     raise WorkflowError(
@@ -64,12 +64,12 @@ GRAPHS = {s.graph_id: s.graph for _, s in PLAN.jobs() if s.graph_id}
 # Each is the transitive closure of the step's modules (a change in an imported module,
 # e.g. the fit-status rule, re-runs the step), the methods' own modules left out; a code
 # version hashes the modules' normalized syntax trees (docstrings, comments and formatting
-# left out: ufs.bench.lineage, scheme 2).
+# left out: ufs.pipeline.lineage, scheme 2).
 LINEAGE = PlanLineage(PLAN, config, OUT)
 CODE = LINEAGE.code
 EVAL_CODE = CODE.evaluate
 # reading and standardizing the data (issue 26 #7): one key per data set,
-# LINEAGE.data_code(dataset) (ufs.bench.lineage.dataset_code): a new data set re-runs no other
+# LINEAGE.data_code(dataset) (ufs.pipeline.lineage.dataset_code): a new data set re-runs no other
 # the tables, figures and the summary (ranks, paired tests: aggregate.py imports them)
 AGGREGATE_CODE = CODE.aggregate
 # the summary's choices: data sets with fewer values of h are flagged and not ranked
@@ -100,7 +100,7 @@ def file_version(dataset):
 wildcard_constraints:
     dataset="|".join(re.escape(d) for d in PLAN.instances),
     base=r"[A-Za-z0-9_.]+",
-    chunk=CHUNK_PATTERN,  # <method>.c000 ...: ufs.bench.config.Plan.chunks
+    chunk=CHUNK_PATTERN,  # <method>.c000 ...: ufs.pipeline.config.Plan.chunks
     gid=r"[0-9a-f]{10}",
 
 
@@ -143,7 +143,7 @@ def chunk_code(w):
 
 def fit_budget_key(w):
     """The fit job's budget parameter: the re-run key of ``jobs.fit_budget_seconds``
-    (:func:`ufs.bench.budget.budget_key`, from the job's recorded facts if there are any)."""
+    (:func:`ufs.pipeline.budget.budget_key`, from the job's recorded facts if there are any)."""
     return LINEAGE.budget_key(w.dataset, w.chunk)
 
 
@@ -156,7 +156,7 @@ def fit_runtime_minutes(wildcards):
 
 def chunk_lineage(dataset, chunk):
     """Everything an evaluation's content depends on, hashed (issue 28;
-    :meth:`ufs.bench.lineage.PlanLineage.chunk_lineage`). The evaluate job records it; an
+    :meth:`ufs.pipeline.lineage.PlanLineage.chunk_lineage`). The evaluate job records it; an
     evaluation whose fit files are absent (restored from an archive) is done when its
     recorded lineage is this one (:func:`evaluate_inputs`)."""
     return LINEAGE.chunk_lineage(dataset, chunk)
@@ -276,5 +276,5 @@ def all_benchmarks():
 # The rules' parameter holds the URI as configured (the default store relative to the
 # working directory): moving the project changes no parameter (issue 26 #4); jobs resolve it.
 MLFLOW_URI_PARAM = MLFLOW.get("tracking_uri") or f"sqlite:///{OUT}/mlflow.db"
-MLFLOW_URI = ufs.bench.tracking.resolve_uri(MLFLOW_URI_PARAM)
+MLFLOW_URI = ufs.tracking.resolve_uri(MLFLOW_URI_PARAM)
 MLFLOW_EXPERIMENT = MLFLOW.get("experiment", "ufs-bench")

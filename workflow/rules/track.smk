@@ -1,8 +1,8 @@
-# The store id the mlflow_init job must leave (ufs.bench.tracking.planned_store_id): a
+# The store id the mlflow_init job must leave (ufs.tracking.planned_store_id): a
 # parameter of both rules below, so that they re-run when the store is missing, damaged
 # or rebuilt, and no receipt names runs of a store that no longer holds them.
 MLFLOW_STORE, _mlflow_store_warning = (
-    ufs.bench.tracking.planned_store_id(
+    ufs.tracking.planned_store_id(
         MLFLOW_URI, MLFLOW_EXPERIMENT, f"{OUT}/mlflow/experiment.json"
     )
     if MLFLOW_ENABLED
@@ -24,7 +24,7 @@ rule mlflow_init:
         # where a SQLite store's artifacts are (beside it): absolute on purpose, as MLflow
         # records them. A moved project re-runs this job (and then the quick logging
         # passes, which find every run and refresh its output_dir tag), never a fit.
-        artifacts=ufs.bench.tracking.default_artifact_root(MLFLOW_URI),
+        artifacts=ufs.tracking.default_artifact_root(MLFLOW_URI),
         store=MLFLOW_STORE,
         code=TRACK_CODE,
     message:

@@ -1,10 +1,10 @@
-"""Tables and figures of one dataset (adapter over ufs.bench.aggregate)."""
+"""Tables and figures of one dataset (adapter over ufs.report.aggregate)."""
 
 from pathlib import Path
 
 from _job import setup
 
-from ufs.bench.aggregate import write_dataset_outputs
+from ufs.report.aggregate import write_dataset_outputs
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821

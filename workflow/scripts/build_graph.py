@@ -1,8 +1,8 @@
-"""Cache one sample kNN graph per dataset and graph spec (adapter over ufs.bench.steps)."""
+"""Cache one sample kNN graph per dataset and graph spec (adapter over ufs.pipeline.steps)."""
 
 from _job import setup
 
-from ufs.bench.steps import build_graph
+from ufs.pipeline.steps import build_graph
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821

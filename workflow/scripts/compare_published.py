@@ -1,8 +1,8 @@
-"""Ours beside the paper's published numbers (adapter over ufs.bench.compare)."""
+"""Ours beside the paper's published numbers (adapter over ufs.report.compare)."""
 
 from _job import setup
 
-from ufs.bench.compare import write_comparison
+from ufs.report.compare import write_comparison
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821

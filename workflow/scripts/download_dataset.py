@@ -1,11 +1,11 @@
-"""Materialise a dataset, registered or given as a file (adapter over ufs.bench.data_steps.download)."""
+"""Materialise a dataset, registered or given as a file (adapter over ufs.pipeline.data_steps.download)."""
 
 import logging
 import sys
 
 from _job import setup
 
-from ufs.bench.data_steps import download, file_entry
+from ufs.pipeline.data_steps import download, file_entry
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821

@@ -1,8 +1,8 @@
-"""k-means evaluation of a chunk of fits (adapter over ufs.bench.steps.evaluate)."""
+"""k-means evaluation of a chunk of fits (adapter over ufs.pipeline.steps.evaluate)."""
 
 from _job import setup
 
-from ufs.bench.steps import evaluate
+from ufs.pipeline.steps import evaluate
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821

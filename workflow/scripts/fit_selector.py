@@ -1,8 +1,8 @@
-"""Fit a chunk of tasks on one dataset (adapter over ufs.bench.steps.fit)."""
+"""Fit a chunk of tasks on one dataset (adapter over ufs.pipeline.steps.fit)."""
 
 from _job import setup
 
-from ufs.bench.steps import fit
+from ufs.pipeline.steps import fit
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
@@ -14,7 +14,7 @@ fit(
     graphs=dict(sm.params.graphs),
     graph_specs=dict(sm.params.graph_specs),
     seed=sm.params.seed,
-    # the config's budget, always; params.budget is only the re-run key (ufs.bench.budget)
+    # the config's budget, always; params.budget is only the re-run key (ufs.pipeline.budget)
     budget_seconds=(sm.config.get("jobs") or {}).get("fit_budget_seconds", 600),
     budget_key=sm.params.budget,
 )

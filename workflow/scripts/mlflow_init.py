@@ -1,10 +1,10 @@
-"""Create the MLflow store and experiment once (adapter over ufs.bench.tracking)."""
+"""Create the MLflow store and experiment once (adapter over ufs.tracking)."""
 
 import sys
 
 from _job import setup
 
-from ufs.bench.tracking import (
+from ufs.tracking import (
     TrackingError,
     init_experiment,
     resolve_uri,

@@ -1,8 +1,8 @@
-"""Validate and z-score a dataset (adapter over ufs.bench.data_steps.standardize)."""
+"""Validate and z-score a dataset (adapter over ufs.pipeline.data_steps.standardize)."""
 
 from _job import setup
 
-from ufs.bench.data_steps import file_entry, standardize
+from ufs.pipeline.data_steps import file_entry, standardize
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821

@@ -6,7 +6,7 @@ import sys
 
 from _job import setup
 
-from ufs.bench.aggregate import write_summary
+from ufs.report.aggregate import write_summary
 
 setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821

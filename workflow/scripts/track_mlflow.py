@@ -1,4 +1,4 @@
-"""Log a dataset's evaluations to MLflow (adapter over ufs.bench.tracking)."""
+"""Log a dataset's evaluations to MLflow (adapter over ufs.tracking)."""
 
 import sys
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 from _job import setup
 
 import ufs
-from ufs.bench.tracking import (
+from ufs.tracking import (
     TrackingError,
     data_profile,
     data_sha256,

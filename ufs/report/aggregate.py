@@ -1,0 +1,609 @@
+"""Tables and figures from evaluation files.
+
+Two parameter-selection protocols, always labelled:
+
+* ``oracle`` — for each (method, h) the grid setting with the best mean of the oracle
+  metric (ACC by default). This is what the papers report; it **uses the labels**.
+* ``label_free`` — the method's documented default parameters; no labels involved.
+
+Replicates of a simulated dataset are pooled: ACC/NMI/ARI/NE mean ± std over all
+restarts of all replicates, TP@h and CP@h averaged over replicates (GOLFS Eqs. 19-20).
+
+Solver status (:func:`ufs.pipeline.steps.fit_status`, one definition): every fit is ``ok``,
+``fixed_budget`` (exactly ``max_iter`` iterations by design, ``tol = 0``: not a failure),
+``not_converged``, ``diverged`` or ``budget_exceeded`` (over the per-fit compute budget
+``jobs.fit_budget_seconds`` or refused for memory, :mod:`ufs.pipeline.budget`: no result). A
+table cell or figure point is marked when a fit behind it did not converge (``†``, hollow
+marker) or diverged (``‡``, cross); a cell whose fit exceeded the budget reads ``budget
+exceeded §`` (NaN in the CSV; a replicate over the budget makes the pooled cell NaN). The
+CSV has the worst ``status`` of each row and the counts; ``summary.md`` counts the failed
+fits per method and data set and ``fit_status.json`` feeds the warning printed at the end
+of a run.
+
+The per-data-set figures are drawn by :mod:`ufs.report.figures` (:func:`plot_dataset`).
+
+Size (~600 lines): the per-data-set outputs of the workflow's ``aggregate_dataset`` and
+``summary`` jobs in one place — the markdown tables, the fit-status accounting and
+``summary.md`` — reading the tidy table of :mod:`.results_table` (moved out in issue
+40).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..fileio import write_json, write_text, write_with
+from ..pipeline.io import read_evaluations
+from ..pipeline.status import STATUS_MARK, fit_label, worst
+from .results_table import (  # the tidy table these renderers read
+    BAND_LEGEND,
+    FLAGGED,
+    STATUS_LEGEND,
+    SUMMARY_COLUMNS,
+    SUMMARY_TITLES,
+    TABLE_PROTOCOLS,
+    TABLE_TITLES,
+    _row_status,
+    collect,
+    mean_over_h,
+    ordered_methods,
+    select_protocols,
+    table_blocks,
+)
+
+__all__ = [
+    "collect",
+    "select_protocols",
+    "markdown_tables",
+    "plot_dataset",
+    "timing_summary",
+    "fit_records",
+    "degenerate_flag",
+    "degenerate_fits",
+    "failure_counts",
+    "failure_markdown",
+    "failure_report",
+    "fit_status_warning",
+    "write_summary",
+    "STATUS_MARK",
+    "FLAGGED",
+    "STATUS_LEGEND",
+]
+
+
+def _md_decorate(text: str, kind: str) -> str:
+    if not text:
+        return text
+    return f"**{text}**" if kind == "best" else f"<u>{text}</u>" if kind == "second" else text
+
+
+def _md_cell(g: pd.DataFrame, h: str, m: str, status: pd.Series):
+    """One method at one h: ``mean ± std`` in % (a chance reference ``mean [p5, p95]``;
+    TP/CP with two decimals), its status mark, and the printed value that competes."""
+    from .cells import Cell
+
+    if h not in g.index:
+        return Cell("")
+    mark = STATUS_MARK.get(status[h], "")
+    if status[h] == "budget_exceeded":
+        return Cell(f"budget exceeded {mark}")
+    if m not in ("acc", "nmi"):
+        shown = f"{g.loc[h, m]:.2f}"
+        return Cell(f"{shown}{mark}", float(shown))
+    shown = f"{100 * g.loc[h, f'{m}_mean']:.1f}"
+    if _has_band(g, h, m):
+        spread = f"[{100 * g.loc[h, f'{m}_p05']:.1f}, {100 * g.loc[h, f'{m}_p95']:.1f}]"
+        return Cell(f"{shown} {spread}{mark}", float(shown))
+    return Cell(f"{shown} ± {100 * g.loc[h, f'{m}_std']:.1f}{mark}", float(shown))
+
+
+def _md_summary_cell(g: pd.DataFrame, m: str, status: pd.Series, which: str):
+    """The mean over h (the rank score; § if some h has no number) or the best over h
+    (with its h)."""
+    from .cells import Cell
+
+    if which == "mean":
+        score, missing = mean_over_h(g, m)
+        if score != score:
+            return Cell(f"budget exceeded {STATUS_MARK['budget_exceeded']}" if missing else "–")
+        shown = f"{100 * score:.1f}"
+        flag = worst(status) if len(status) else "ok"
+        mark = STATUS_MARK["budget_exceeded"] if missing else STATUS_MARK.get(flag, "")
+        return Cell(f"{shown}{mark}", float(shown))
+    scored = g[f"{m}_mean"].dropna()
+    if scored.empty:
+        return Cell("–")
+    b = scored.idxmax()
+    cell = _md_cell(g, b, m, status)
+    return type(cell)(f"{cell.text} (h={b})", cell.value)
+
+
+def markdown_tables(
+    sel: pd.DataFrame, base: str, oracle_metric: str = "acc", *, legend: bool = True
+) -> str:
+    """The data set's score tables: per protocol (label-free first) and metric, a row per
+    method (competitors and variants by their mean over h, best first; the references
+    last, in italics), a column per h and the summary columns (:data:`SUMMARY_COLUMNS`).
+    ACC and NMI in %, mean ± std over restarts; per column the best competitor value in
+    bold and the runner-up underlined (as printed; ties share). ``legend``: end with the
+    legend (a standalone file; ``summary.md`` gives it once for every data set)."""
+    from .cells import Row, emphasis
+
+    lines = [f"## {base}", ""]
+    for protocol, part, hs, m in table_blocks(sel):
+        name = {"tp": "TP@h", "cp": "CP@h"}.get(m, f"{m.upper()} %")
+        extra = SUMMARY_COLUMNS[protocol] if m in ("acc", "nmi") else ()
+        if protocol == "oracle" and m in ("acc", "nmi"):
+            title = TABLE_TITLES[protocol].replace("choose", f"choose (by {oracle_metric.upper()})")
+        else:
+            title = TABLE_TITLES[protocol]
+        lines += [f"**{name}** — {title}", ""]
+        header = ["method", *(f"h={h}" for h in hs), *(SUMMARY_TITLES[c] for c in extra)]
+        lines += ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+        rows = []
+        for method, g, role in ordered_methods(part, m):
+            status = g["status"] if "status" in g else pd.Series("ok", index=g.index)
+            cells = [_md_cell(g, h, m, status) for h in hs]
+            cells += [_md_summary_cell(g, m, status, c) for c in extra]
+            rows.append(Row(_row_name(method, role), tuple(cells), role))
+        for row, kinds in zip(rows, emphasis(rows), strict=True):
+            texts = [_md_decorate(c.text, k) for c, k in zip(row.cells, kinds, strict=True)]
+            lines.append(f"| {row.name} | " + " | ".join(texts) + " |")
+        lines.append("")
+    if legend:
+        lines += ["**Legend**", "", *TABLE_LEGEND, ""]
+    return "\n".join(lines)
+
+
+#: the per-data-set tables' legend, given once (the end of ``tables/<base>.md``, and the
+#: Legend section of ``summary.md``)
+TABLE_LEGEND = [
+    "- ACC and NMI in %, mean ± std over the k-means restarts (TP@h, CP@h: true features "
+    "among the h selected, all true features covered; simulations only).",
+    "- **Bold**: the best competitor (or declared variant) in the column; <u>underlined</u>: "
+    "the runner-up; compared as printed, ties share the mark. References are never marked.",
+    "- *mean over h*: the method's score on the data set, the one the ranks use; *best over "
+    "h* (label-tuned only): the labels choose h too, as the papers' best-over-h numbers do.",
+    "- Label-tuned rows: per method and h, the grid setting with the best mean on the even "
+    "k-means restarts, reported on the odd ones (held out).",
+    "- " + BAND_LEGEND,
+    "- " + STATUS_LEGEND,
+]
+
+
+def _row_name(method: str, role: str) -> str:
+    if role == "reference":
+        return f"_{method}_ (reference)"
+    if role == "variant":
+        return f"{method} (variant)"
+    return method
+
+
+def _has_band(g: pd.DataFrame, h, m: str) -> bool:
+    return f"{m}_p05" in g and not pd.isna(g.loc[h, f"{m}_p05"])
+
+
+def _save_figure(fig, path: Path, dpi: int) -> Path:
+    """Write a PNG and its vector PDF twin atomically and free the figure
+    (:func:`ufs.report.figures.save_figure`)."""
+    from .figures import save_figure
+
+    return save_figure(fig, path, dpi)
+
+
+def plot_dataset(df: pd.DataFrame, sel: pd.DataFrame, base: str, outdir: str | Path) -> list[Path]:
+    """ACC/NMI against h, convergence curves and run times (:mod:`ufs.report.figures`)."""
+    from . import figures
+
+    return figures.plot_dataset(
+        df, sel, base, outdir, save=lambda fig, path, dpi: _save_figure(fig, path, dpi)
+    )
+
+
+def timing_summary(benchmarks: list[str | Path], evaluations: list[str | Path]) -> dict[str, float]:
+    """Wall time of all jobs (Snakemake benchmark files: every job but the summary's own)
+    vs time in the methods (their fits, and the kNN graphs a fit job builds itself) and
+    in k-means."""
+    wall = 0.0
+    for b in benchmarks:
+        t = pd.read_csv(b, sep="\t")
+        wall += float(t["s"].iloc[0])
+    solver = kmeans = graph = 0.0
+    for ev in read_evaluations(evaluations):
+        kmeans += ev["kmeans_seconds"]
+        solver += ev["fit_seconds_total"]
+        graph += ev.get("graph_seconds", 0.0)
+    inside = solver + graph + kmeans
+    return {
+        "jobs": len(benchmarks),
+        "job_wall_seconds": wall,
+        "solver_seconds": solver,
+        "graph_seconds": graph,
+        "kmeans_seconds": kmeans,
+        "outside_share": 1.0 - inside / wall if wall > 0 else float("nan"),
+    }
+
+
+def _write_table_csv(sel: pd.DataFrame, out_csv) -> None:
+    cols = [c for c in sel.columns if c != "objective_curve"]
+    write_with(out_csv, lambda p: sel[cols].to_csv(p, index=False))
+
+
+def write_dataset_csv(eval_files, base: str, out_csv, oracle_metric: str = "acc") -> None:
+    """The data set's CSV table alone, as :func:`write_dataset_outputs` writes it (what
+    ``ufs benchmark-report --archive`` rebuilds from archived evaluations)."""
+    _write_table_csv(select_protocols(collect(eval_files, base), oracle_metric), out_csv)
+
+
+def write_dataset_outputs(
+    eval_files,
+    base: str,
+    out_csv,
+    out_md,
+    figdir,
+    oracle_metric: str = "acc",
+    out_tex=None,
+    note: list[str] = (),
+) -> None:
+    """The data set's CSV, markdown tables (and their HTML page beside them, for the
+    Snakemake report), LaTeX tables (``out_tex``, default: ``out_md`` with ``.tex``;
+    :func:`ufs.report.latex.dataset_tables`) and figures (PNG and PDF). ``note``: markdown
+    lines under the heading (a sliced run's :func:`ufs.pipeline.slices.slice_note`)."""
+    from .html import page
+    from .latex import dataset_tables
+
+    df = collect(eval_files, base)
+    sel = select_protocols(df, oracle_metric)
+    _write_table_csv(sel, out_csv)
+    md = markdown_tables(sel, base, oracle_metric)
+    if note:
+        head, rest = md.split("\n\n", 1)
+        md = "\n".join([head, "", *note, rest])
+    write_text(out_md, md)
+    write_text(Path(out_md).with_suffix(".html"), page(md, f"UFS-bench: {base}"))
+    write_text(
+        out_tex or Path(out_md).with_suffix(".tex"), dataset_tables(sel, base, oracle_metric)
+    )
+    plot_dataset(df, sel, base, figdir)
+
+
+def degenerate_flag(fit_info: dict[str, Any], h) -> bool:
+    """Whether the fit's own facts say a trivial rule or round-off decided its answer: the
+    estimator set ``degenerate_``, or a ranking's ``resolved_rank`` is below ``h``. The
+    same rule as :func:`ufs.pipeline.status.fit_status`'s ``"degenerate"``, applied whatever
+    the fit's status: a fit that is also not converged has status ``not_converged`` (it
+    comes first), and the failure counts must still show it degenerate (every DGUFS fit
+    with the authors' rescaling is both). ``tests/test_degenerate_fits.py`` checks that the
+    two rules agree."""
+    resolved = fit_info.get("resolved_rank")
+    return bool(fit_info.get("degenerate")) or (
+        h is not None and resolved is not None and int(h) > int(resolved)
+    )
+
+
+def fit_records(evaluation_files: list[str | Path]) -> pd.DataFrame:
+    """One row per fit (a ranking fit serves every h; replicates are separate fits):
+    ``dataset`` (instance), ``base``, ``method``, ``pid``, ``fit`` label, ``status``,
+    ``n_iter``, ``in_grid``, ``label_free``, ``fit_seconds``, ``budget_reason`` (a fit over
+    the compute budget), ``budget_seconds`` (the budget it ran under), ``restarts``,
+    ``git_commit`` (the commit the fit was made at; ``""`` where not recorded) and
+    ``degenerate`` (:func:`degenerate_flag` at any of its h, whatever its status)."""
+    seen: dict[tuple, dict[str, Any]] = {}
+    cache: dict = {}
+    for ev in read_evaluations(evaluation_files):
+        for row in ev["results"]:
+            label = fit_label(ev["kind"], row["h"])
+            key = (ev["dataset"], ev["method"], ev["pid"], label)
+            flag = degenerate_flag(row.get("fit_info") or {}, row.get("h"))
+            if key in seen:  # a ranking fit serves every h: its status is the worst over h
+                seen[key]["status"] = worst([seen[key]["status"], _row_status(ev, row, cache)])
+                seen[key]["degenerate"] = seen[key]["degenerate"] or flag
+                continue
+            seen[key] = {
+                "dataset": ev["dataset"],
+                "base": ev.get("dataset_base", ev["dataset"]),
+                "method": ev["method"],
+                "pid": ev["pid"],
+                "fit": label,
+                "status": _row_status(ev, row, cache),
+                "n_iter": row.get("fit_info", {}).get("n_iter"),
+                "in_grid": ev["in_grid"],
+                "label_free": ev["label_free"],
+                "fit_seconds": float(row.get("fit_seconds") or 0.0),
+                "budget_reason": row.get("budget_reason", ""),
+                "budget_seconds": ev.get("budget_seconds"),
+                "restarts": ev.get("restarts"),
+                "git_commit": ev.get("git_commit") or "",
+                "degenerate": flag,
+            }
+    cols = ["dataset", "base", "method", "pid", "fit", "status", "n_iter", "in_grid", "label_free"]
+    cols += ["fit_seconds", "budget_reason", "budget_seconds", "restarts", "git_commit"]
+    cols += ["degenerate"]
+    return pd.DataFrame.from_records(list(seen.values()), columns=cols)
+
+
+def failure_counts(fits: pd.DataFrame) -> pd.DataFrame:
+    """Per method and data set (replicates pooled): the number of fits, of fits that did
+    not converge / diverged / ran a fixed budget / exceeded the compute budget, of settings
+    and of settings affected."""
+    cols = [
+        "method",
+        "dataset",
+        "fits",
+        "not_converged",
+        "diverged",
+        "degenerate",
+        "fixed_budget",
+        "budget_exceeded",
+        "settings",
+        "settings_affected",
+    ]
+    rows = []
+    for (method, base), g in fits.groupby(["method", "base"], sort=True):
+        bad = g["status"].isin(STATUS_MARK) | degenerate_fits(g)
+        rows.append(
+            {
+                "method": method,
+                "dataset": base,
+                "fits": len(g),
+                "not_converged": int((g["status"] == "not_converged").sum()),
+                "diverged": int((g["status"] == "diverged").sum()),
+                "degenerate": int(degenerate_fits(g).sum()),
+                "fixed_budget": int((g["status"] == "fixed_budget").sum()),
+                "budget_exceeded": int((g["status"] == "budget_exceeded").sum()),
+                "settings": g["pid"].nunique(),
+                "settings_affected": g.loc[bad, "pid"].nunique(),
+            }
+        )
+    return pd.DataFrame.from_records(rows, columns=cols)
+
+
+def degenerate_fits(fits: pd.DataFrame) -> pd.Series:
+    """The fits that are degenerate by status or by their own flag (:func:`degenerate_flag`):
+    a fit is counted under every flag that applies."""
+    by_status = fits["status"] == "degenerate"
+    if "degenerate" not in fits:
+        return by_status
+    return by_status | fits["degenerate"].fillna(False).astype(bool)
+
+
+def _totals(counts: pd.DataFrame) -> dict[str, int]:
+    """Fits, not converged, diverged, fixed-budget and budget-exceeded fits summed over
+    ``counts``."""
+    cols = ("fits", "not_converged", "diverged", "degenerate", "fixed_budget", "budget_exceeded")
+    return {c: int(counts[c].sum()) if c in counts else 0 for c in cols}
+
+
+def _failed(counts: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``counts`` with a failed or degenerate fit (:data:`FLAGGED`)."""
+    return counts[counts.reindex(columns=list(FLAGGED), fill_value=0).sum(axis=1) > 0]
+
+
+def failure_markdown(counts: pd.DataFrame) -> str:
+    """The ``summary.md`` section: failed and degenerate fits per method and data set."""
+    t = _totals(counts)
+    total, nc, dv, be = t["fits"], t["not_converged"], t["diverged"], t["budget_exceeded"]
+    dg = t["degenerate"]
+    over = f"; {be} exceeded the compute budget (§)" if be else ""
+    degen = f"; {dg} were degenerate (◊)" if dg else ""
+    lines = [
+        "## Solver failures and degenerate fits",
+        "",
+        f"{nc} of {total} fits did not converge (†) and {dv} diverged (‡){over}{degen}; every "
+        "grid setting and h is counted, simulation replicates separately, a ranking method's "
+        "one fit once for all h (with its worst status over h); the marks are defined in the "
+        "*Legend*. Their numbers are marked in the per-data-set tables, the CSVs (`status`, "
+        "`n_not_converged`, `n_diverged`, `n_degenerate`, `n_budget_exceeded`) and the "
+        "figures (hollow marker: not converged; ×: diverged; open diamond: degenerate; §: "
+        "budget exceeded, no point).",
+        "",
+    ]
+    bad = _failed(counts)
+    if bad.empty:
+        lines += ["No fit failed or was degenerate.", ""]
+    else:
+        head = "| method | data set | fits | † not converged | ‡ diverged |"
+        if be:  # the column only when some fit went over the budget
+            head += " § budget exceeded |"
+        if dg:
+            head += " ◊ degenerate |"
+        lines += [head + " settings affected |", "|---" * (6 + bool(be) + bool(dg)) + "|"]
+        for _, r in bad.iterrows():
+            over_cell = f" {r.get('budget_exceeded', 0)} |" if be else ""
+            deg_cell = f" {r.get('degenerate', 0)} |" if dg else ""
+            lines.append(
+                f"| {r['method']} | {r['dataset']} | {r['fits']} | {r['not_converged']} | "
+                f"{r['diverged']} |{over_cell}{deg_cell} {r['settings_affected']} of "
+                f"{r['settings']} |"
+            )
+        lines.append("")
+    budget = counts[counts["fixed_budget"] > 0].groupby("method")["fixed_budget"].sum()
+    if len(budget):
+        lines += [
+            "Fixed iteration budget by design (`tol = 0`: exactly `max_iter` iterations, the "
+            "authors' rule; not a failure, not marked): "
+            + ", ".join(f"{m} ({n} fits)" for m, n in budget.items())
+            + ".",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def failure_report(counts: pd.DataFrame, summary: str | Path = "summary.md") -> dict[str, Any]:
+    """``fit_status.json``: totals and the affected method × data set counts."""
+    bad = _failed(counts)
+    return {
+        **_totals(counts),
+        "affected": bad.to_dict(orient="records"),
+        "summary": str(summary),
+    }
+
+
+def fit_status_warning(report: dict[str, Any] | str | Path) -> str | None:
+    """The end-of-run warning for a ``fit_status.json`` (or its dict); ``None`` if no fit
+    failed or the file does not exist."""
+    if not isinstance(report, dict):
+        path = Path(report)
+        if not path.exists():
+            return None
+        import json
+
+        report = json.loads(path.read_text())
+    if not report.get("affected"):
+        return None
+    be = report.get("budget_exceeded", 0)
+    over = f", {be} exceeded the compute budget (§)" if be else ""
+    dg = report.get("degenerate", 0)
+    degen = f", {dg} were degenerate (◊)" if dg else ""
+    lines = [
+        f"UFS-bench: {report['not_converged']} of {report['fits']} fits did not converge (†) "
+        f"and {report['diverged']} diverged (‡){over}{degen}; their numbers are marked in the "
+        f"tables and figures (see {report['summary']}, 'Solver failures and degenerate fits'):"
+    ]
+    width = max(len(a["method"]) for a in report["affected"])
+    dwidth = max(len(a["dataset"]) for a in report["affected"])
+    for a in report["affected"]:
+        what = []
+        if a["not_converged"]:
+            what.append(f"{a['not_converged']} not converged")
+        if a["diverged"]:
+            what.append(f"{a['diverged']} diverged")
+        if a.get("budget_exceeded"):
+            what.append(f"{a['budget_exceeded']} budget exceeded")
+        if a.get("degenerate"):
+            what.append(f"{a['degenerate']} degenerate")
+        lines.append(
+            f"  {a['method']:<{width}}  {a['dataset']:<{dwidth}}  {', '.join(what)} of "
+            f"{a['fits']} fits; {a['settings_affected']} of {a['settings']} settings"
+        )
+    return "\n".join(lines)
+
+
+#: the LaTeX rank table's default file name, beside ``summary.md`` (:func:`write_summary`)
+RANK_TABLE_TEX = "ranks.tex"
+
+
+def _scope_line(tables: pd.DataFrame) -> str:
+    """What the summary covers: data sets and methods by role."""
+    roles = tables.drop_duplicates("method").set_index("method")["role"]
+    by = {r: sorted(roles.index[roles == r]) for r in ("method", "variant", "reference")}
+    col = "dataset_base" if "dataset_base" in tables else "dataset"
+    sets = sorted(tables[col].astype(str).unique())
+    return (
+        f"**Scope:** {len(sets)} data set(s) ({', '.join(sets)}); {len(by['method'])} "
+        f"competitor(s) ({', '.join(by['method'])}); variants: {', '.join(by['variant']) or 'none'}; "
+        f"references: {', '.join(by['reference']) or 'none'}."
+    )
+
+
+def write_summary(
+    tables_md: list[str | Path],
+    tables_csv: list[str | Path],
+    benchmarks: list[str | Path],
+    evaluations: list[str | Path],
+    out_md: str | Path,
+    out_timing: str | Path,
+    out_status: str | Path,
+    cd_figures: dict[tuple[str, str], str | Path],
+    *,
+    alpha: float = 0.05,
+    min_h_values: int = 3,
+    include_variants: bool = False,
+    out_tex: str | Path | None = None,
+    oracle_metric: str = "acc",
+    note: list[str] = (),
+) -> str | None:
+    """``summary.md`` (ranks across data sets, solver failures, scores and ranks per data
+    set, timing, the per-data-set tables), ``timing.json``, ``fit_status.json``, the CD
+    diagrams ``cd_figures[(protocol, metric)]`` (PNG, and a PDF beside each) and the rank
+    table in LaTeX (``out_tex``, default ``ranks.tex`` beside ``out_md``). ``note``:
+    markdown lines after the scope line (a sliced run's
+    :func:`ufs.pipeline.slices.slice_note`). Returns the end-of-run warning, if any."""
+    import os
+
+    from ..stats import ranking, references, views
+    from . import rank_report
+    from .answer import pairwise_results, support_lines
+    from .html import page
+    from .latex import rank_table
+
+    timing = timing_summary(benchmarks, evaluations)
+    write_json(out_timing, timing)
+    tables = pd.concat([pd.read_csv(t) for t in tables_csv], ignore_index=True)
+    choices = {"min_h_values": min_h_values, "include_variants": include_variants}
+    view = views.FAMILIES
+    results = ranking.rank_all(tables, alpha=alpha, view=view, **choices)
+    for r in results:
+        rank_report.plot_cd(r, cd_figures[(r.protocol, r.metric)], vector=True)
+    write_text(out_tex or Path(out_md).with_name(RANK_TABLE_TEX), rank_table(results))
+    counts = failure_counts(fit_records(evaluations))
+    report = failure_report(counts, out_md)
+    write_json(out_status, report)
+    figdir = os.path.relpath(Path(next(iter(cd_figures.values()))).parent, Path(out_md).parent)
+    tests = references.all_reference_tests(
+        tables, alpha=alpha, view=view, results=results, **choices
+    )
+    pairs = pairwise_results(results, families_of=view)
+    per_dataset = []
+    for t in tables_csv:
+        sel = pd.read_csv(t, dtype={"h_label": str})
+        base = str(sel["dataset_base"].iloc[0]) if "dataset_base" in sel else Path(t).stem
+        md = markdown_tables(sel, base, oracle_metric, legend=False)
+        per_dataset.append(md.replace("## ", "### ", 1))  # under "## Per data set"
+    parts = [
+        "# UFS-bench results",
+        "",
+        _scope_line(tables),
+        "",
+        *note,
+        "Two parameter protocols, label-free first everywhere: **label-free** runs each "
+        "method's default setting and uses no labels (the unsupervised numbers); "
+        "**label-tuned** lets the labels choose the grid setting per h, as the papers do "
+        "(chosen on the even k-means restarts, reported on the odd ones). Only competitors "
+        "are ranked; references and declared variants are shown apart. Marks and units: "
+        "*Legend*, at the end.",
+        "",
+        *support_lines(
+            results,
+            tests,
+            TABLE_PROTOCOLS,
+            pairs,
+            intro=(
+                "Data sets drawn from one source count once (the median of their members' "
+                "scores; `ufs.stats.views.DATASET_FAMILIES`); every line uses one N for all "
+                "its tests."
+            ),
+        ),  # the answer, in words
+        rank_report.overview_markdown(results, figure_dir=figdir),
+        references.references_markdown(tables, alpha=alpha, tests=tests, **choices),
+        failure_markdown(counts),
+        rank_report.details_markdown(results),
+        "## Per data set",
+        "",
+        *per_dataset,
+        "## Time",
+        "",
+        f"A *job* is one Snakemake job of the data, graph, fit, evaluate or table steps "
+        f"(this summary's own job and the MLflow jobs, which run beside it, are not counted; "
+        f"`benchmarks/pipeline_overhead.py` counts every job). Jobs: {timing['jobs']}; job "
+        f"wall time summed over jobs: {timing['job_wall_seconds']:.1f} s; in solvers: "
+        f"{timing['solver_seconds']:.1f} s; in kNN graphs built by fit jobs: "
+        f"{timing.get('graph_seconds', 0.0):.1f} s; in k-means evaluation: "
+        f"{timing['kmeans_seconds']:.1f} s. *Overhead*: the share of the summed job wall time "
+        f"outside methods and k-means (start-up, imports, I/O, tables and figures): "
+        f"{100 * timing['outside_share']:.0f}%.",
+        "",
+        "## Legend",
+        "",
+        *TABLE_LEGEND,
+        "- Average ranks: 1 = best; **bold** the lowest, <u>underlined</u> the runner-up. "
+        + rank_report.RANK_MARKS_LEGEND,
+        "",
+    ]
+    text = "\n".join(parts)
+    write_text(out_md, text)
+    write_text(Path(out_md).with_suffix(".html"), page(text, "UFS-bench results"))
+    return fit_status_warning(report)

@@ -1,0 +1,252 @@
+"""The answer of a benchmark in words (issues 24, 27 and 37): what the tests support, and
+what the data cannot decide. One text for ``summary.md`` (the workflow) and
+``docs/benchmark.md`` (``ufs benchmark-report``).
+
+One wording per case, each backed by the test it names:
+
+* the **Friedman test** (its χ² p decides at α; Iman–Davenport's F is shown beside it,
+  never used for the verdict) rejects or does not reject "all competitors are equal";
+* only where it rejects, the **all-pairs Wilcoxon signed-rank tests with Holm**
+  (:mod:`ufs.stats.pairwise`) order the pairs they order (``a`` > ``b``), and no other
+  pair is claimed; the Nemenyi CD diagram is a picture of the mean ranks, not a test of
+  pairs (mean ranks depend on the other methods in the comparison);
+* the **paired tests against the references** (random subsets, all features) give
+  better / worse / not distinguishable;
+* a view whose N cannot reach significance in any of these says so first.
+
+The claimed pairs are written ``\\`a\\` > \\`b\\`, \\`c\\```; :func:`claimed_pairs` reads
+them back (``tests/test_verdicts.py`` checks every claim against the tests).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from ..stats import paired, pairwise, ranking, views
+from . import rank_report
+
+__all__ = [
+    "support_lines",
+    "pairwise_results",
+    "claimed_pairs",
+    "verdict_summary",
+    "TITLES",
+    "resolution_sentence",
+    "unit",
+]
+
+#: the protocols as the answer names them
+TITLES = {"label_free": "label-free", "oracle": "label-tuned"}
+
+
+def pairwise_results(
+    results: list[ranking.RankResult],
+    *,
+    families_of=None,
+    bayes: bool = False,
+    effects: bool = True,
+) -> dict[tuple[str, str], pd.DataFrame]:
+    """The all-pairs tests (:func:`ufs.stats.pairwise.pairwise_tests`) of each rank
+    result's competitors on the same cells (``RankResult.cells``: one N per view);
+    ``families_of``: the view whose families to count once (None: each data set)."""
+    families = families_of.families() if families_of is not None else None
+    out = {}
+    for r in results:
+        if r.avg_rank.empty:
+            out[(r.protocol, r.metric)] = pd.DataFrame()
+            continue
+        out[(r.protocol, r.metric)] = pairwise.pairwise_tests(
+            r.cells,
+            list(r.avg_rank.index),
+            families=families,
+            alpha=r.alpha,
+            bayes=bayes,
+            effects=effects,
+        )
+    return out
+
+
+def _names(ms) -> str:
+    return ", ".join(f"`{m}`" for m in ms) if len(ms) else "none"
+
+
+def _verdicts(res: pd.DataFrame, prefix: str) -> tuple[list[str], list[str], list[str]]:
+    col = f"{prefix}direction"
+    if col not in res:
+        return [], [], []
+    return (
+        list(res.index[res[col] == "better"]),
+        list(res.index[res[col] == "worse"]),
+        list(res.index[res[col] == "no difference shown"]),
+    )
+
+
+def _grouped(pairs: list[tuple[str, str]]) -> str:
+    """``\\`a\\` > \\`b\\`, \\`c\\`; \\`d\\` > …``: the ordered pairs grouped by the better method."""
+    groups: dict[str, list[str]] = {}
+    for a, b in pairs:
+        groups.setdefault(a, []).append(b)
+    return "; ".join(f"`{a}` > {_names(bs)}" for a, bs in groups.items())
+
+
+_CLAIM = re.compile(r"`([^`]+)` > ((?:`[^`]+`(?:, )?)+)")
+
+
+def claimed_pairs(text: str) -> set[tuple[str, str]]:
+    """Every (better, worse) pair a text claims in the form written by :func:`_grouped`."""
+    out = set()
+    for a, rest in _CLAIM.findall(text):
+        for b in re.findall(r"`([^`]+)`", rest):
+            out.add((a, b))
+    return out
+
+
+def resolution_sentence(k: int, n: int, alpha: float, unit: str = "data sets") -> str:
+    """What ``n`` paired units can show for ``k`` competitors: the smallest Holm-adjusted
+    p of the all-pairs tests and of the tests against a reference."""
+    d = paired.detectable(max(k, 2), n, alpha)
+    pair_p = pairwise.min_holm_p(k, n)
+    can_pairs = pair_p <= alpha
+    can_refs = d.min_p_holm <= alpha
+    tail = (
+        "so a method that wins on (nearly) every one can be detected"
+        if can_pairs and can_refs
+        else "so no pair of competitors can be ordered whatever the scores"
+        if not can_pairs and can_refs
+        else "so no paired test here can reach significance, whatever the scores"
+    )
+    return (
+        f"With N = {n} {unit} and k = {k} competitors, the smallest Holm-adjusted p of the "
+        f"{k * (k - 1) // 2} pairwise tests is {pair_p:.2g} and of the tests against a "
+        f"reference {d.min_p_holm:.2g} ({k} methods), {tail}."
+    )
+
+
+def unit(r: ranking.RankResult) -> str:
+    """What one of the comparison's N is: a family (where some have several members) or a
+    data set."""
+    return "families" if r.families else "data sets"
+
+
+def support_lines(
+    results: list[ranking.RankResult],
+    tests: dict[tuple[str, str], pd.DataFrame],
+    protocols=("label_free", "oracle"),
+    pairs: dict[tuple[str, str], pd.DataFrame] | None = None,
+    *,
+    heading: str = "## What the tests support",
+    intro: str = "",
+) -> list[str]:
+    """The answer first: per protocol (label-free first) and metric, the Friedman
+    verdict, the pairs the all-pairs paired tests order (``pairs``:
+    :func:`pairwise_results`), and the paired verdicts against the references
+    (``tests``: :func:`ufs.stats.references.all_reference_tests`), one N per line."""
+    lines = [heading, ""] + ([intro, ""] if intro else [])
+    pairs = pairs or {}
+    by = {(r.protocol, r.metric): r for r in results}
+    n_before = len(lines)
+    for protocol in protocols:
+        for metric in ranking.METRICS:
+            r = by.get((protocol, metric))
+            if r is None or r.avg_rank.empty:
+                continue
+            lines.append(_line(r, tests.get((protocol, metric), pd.DataFrame()), pairs))
+    if len(lines) == n_before:
+        lines.append(
+            "- No rank test applies to these results (too few data sets or competitors; the "
+            "notes under the rank table say why): nothing here supports a claim that one "
+            "method is better than another."
+        )
+    lines += [
+        "",
+        "A method called best on a data set, or placed ahead in the average ranks or the CD "
+        "diagram, is not thereby better: only the pairs and verdicts above are supported by "
+        "a test. References (`all_features`, `random`, `max_variance`) and declared variants "
+        "are not ranked; data sets with fewer than 3 values of h are not ranked (listed "
+        "under the rank table). Missing results: " + views.MISSING_DATA_RULE,
+    ]
+    return lines + [""]
+
+
+def _line(r: ranking.RankResult, res: pd.DataFrame, pairs: dict) -> str:
+    what = f"**{TITLES[r.protocol]} {r.metric.upper()}**"
+    head = f"- {what} (N = {r.n} {unit(r)}, k = {r.k}): "
+    if not r.applicable:
+        return head + f"no rank test: {r.note}."
+    d = paired.detectable(r.k, r.n, r.alpha)
+    nothing = pairwise.min_holm_p(r.k, r.n) > r.alpha and d.min_p_holm > r.alpha
+    text = head
+    if nothing:
+        text += (
+            f"**no pair and no verdict against a reference can be decided here**: with N = "
+            f"{r.n} no paired test can reach significance (the smallest Holm-adjusted p is "
+            f"{d.min_p_holm:.2g} against a reference, {pairwise.min_holm_p(r.k, r.n):.2g} for "
+            "a pair), so the lines below describe and cannot decide; "
+        )
+    rejects = r.pvalue < r.alpha
+    text += (
+        f"the Friedman test (χ² p = {rank_report._fmt_p(r.pvalue)}, which decides; "
+        f"Iman–Davenport p = {rank_report._fmt_p(r.iman_davenport_p)} shown for reference) "
+        + ("rejects" if rejects else "does not reject")
+        + " equality of the competitors"
+    )
+    tested = pairs.get((r.protocol, r.metric))
+    if not rejects:
+        text += "; no pair is tested further, none is ordered."
+    elif tested is None or tested.empty:
+        text += "; the pairs were not tested."
+    else:
+        ordered = pairwise.ordered_pairs(tested)
+        m = len(tested)
+        if ordered:
+            text += (
+                f"; the paired Wilcoxon tests of all {m} pairs (Holm) order {len(ordered)}: "
+                f"{_grouped(ordered)}; no other pair can be ordered by these data."
+            )
+        else:
+            text += (
+                f"; yet the paired Wilcoxon tests of all {m} pairs (Holm) order none: no "
+                "pair of competitors can be ordered by these data."
+            )
+    rb, rw, rn = _verdicts(res, "rand_")
+    ab, aw, an = _verdicts(res, "all_")
+    ref_rand = "the expected random subset" + (
+        " (the best of G random subsets for a grid of G settings)" if r.protocol == "oracle" else ""
+    )
+    if rb or rw or rn:
+        text += (
+            f" Against {ref_rand} (Wilcoxon, Holm, α = {r.alpha:g}): better {_names(rb)}; "
+            f"worse {_names(rw)}; not distinguishable {len(rn)} "
+            f"method{'s' if len(rn) != 1 else ''}."
+        )
+    if ab or aw or an:
+        text += (
+            f" Against all features: better {_names(ab)}; worse {_names(aw)}; not "
+            f"distinguishable {len(an)}."
+        )
+    return text
+
+
+def verdict_summary(
+    r: ranking.RankResult, res: pd.DataFrame, tested: pd.DataFrame | None
+) -> dict[str, object]:
+    """The verdicts of one protocol and metric as data (the sensitivity table): N, the
+    Friedman p, the ordered pairs (none unless Friedman rejects), the methods better /
+    worse than random and than all features, and the top method by average rank."""
+    rejects = r.applicable and r.pvalue < r.alpha
+    ordered = pairwise.ordered_pairs(tested) if rejects and tested is not None else []
+    rb, rw, _ = _verdicts(res, "rand_")
+    ab, aw, _ = _verdicts(res, "all_")
+    return {
+        "n": r.n,
+        "k": r.k,
+        "friedman_p": r.pvalue if r.applicable else None,
+        "pairs": ordered,
+        "better_random": rb,
+        "worse_random": rw,
+        "better_all": ab,
+        "worse_all": aw,
+        "top": str(r.avg_rank.index[0]) if len(r.avg_rank) else "",
+    }

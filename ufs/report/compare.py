@@ -1,0 +1,309 @@
+"""Our numbers beside a paper's published numbers, cell by cell.
+
+For every published cell ``(dataset, method, metric, h)`` we take our **label-tuned
+(oracle)** result — the protocol the papers use — and reduce it the way the paper did:
+
+* numeric ``h``: our value at that h;
+* ``best``: our best mean over our h grid (the paper's "best over h");
+* ``mean``: the mean over our h grid of the per-h values (FSBC and GOLFS average over h);
+* ``unstated``: treated as ``best`` and flagged as an assumption;
+* ``all``: the all-features reference.
+
+**Agreement** (issue 38, :func:`agreement`): a cell *agrees* when the difference is within
+what both sides' uncertainty allows at the two-sided 95 % level: ``|ours − published| ≤
+1.96 · √(se_pub² + se_ours²)``, each ``se`` the standard error of a mean —
+
+* ACC, NMI, ARI, NE: a std over ``R`` k-means restarts divided by ``√R`` (``R`` = the run's
+  restarts, the papers' 20); a side without a published std contributes 0, and the basis
+  says so ("our spread only"); with neither std the old fixed tolerance 0.02 is the basis;
+* TP (a mean count of true features over simulation repeats): our replicates' spread
+  ``tp_std / √replicates``; the paper publishes no spread (0);
+* CP (a fraction of repeats): binomial, ``√(p(1 − p)/n)`` on each side (the paper's
+  ``n``: :data:`PUBLISHED_REPEATS`; ours: the replicates), with a floor of half a repeat,
+  ``1/(2n)``, so that two equal-looking fractions from few repeats are not "exact".
+
+A published cell outside what the metric can take is its own status, *impossible as
+published*, not "differs": ACC below ``1/k`` (the Hungarian matching of ``k`` clusters to
+``k`` classes scores at least the average over all matchings, ``1/k`` of the samples),
+ACC, NMI, NE or CP outside [0, 1], TP above h. No multiplicity correction: the status is a
+per-cell description, the paper-level verdict counts them. A cell we could not compute
+(method not implemented, dataset not run) is kept with status ``not run``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..fileio import write_text, write_with
+from .aggregate import _save_figure
+
+__all__ = ["compare_published", "comparison_markdown"]
+
+NO_STD_TOLERANCE = 0.02
+#: two-sided 95 % normal quantile of the agreement test
+Z95 = 1.959963984540054
+#: simulation repeats behind a paper's TP/CP cells (GOLFS §3.1: 100 repeats)
+PUBLISHED_REPEATS = {"golfs": 100}
+#: a rounding margin for "impossible": published numbers carry 3-4 decimals
+ROUNDING = 5e-4
+
+AGREES, DIFFERS, IMPOSSIBLE = "agrees", "differs", "impossible as published"
+
+
+def impossible(metric: str, value: float, *, n_classes: int | None, h: str) -> str:
+    """Why a published ``value`` of ``metric`` cannot be, or ``""``."""
+    if metric in ("acc", "nmi", "ne", "cp") and not -ROUNDING <= value <= 1 + ROUNDING:
+        return f"{metric.upper()} {value} is outside [0, 1]"
+    if metric == "ari" and not -1 - ROUNDING <= value <= 1 + ROUNDING:
+        return f"ARI {value} is outside [−1, 1]"
+    if metric == "acc" and n_classes and value < 1 / n_classes - ROUNDING:
+        return (
+            f"ACC {value} is below 1/k = {1 / n_classes:.3f}, the least any partition into "
+            f"k = {n_classes} clusters scores under the best matching"
+        )
+    if metric == "tp" and h.isdigit() and value > int(h) + ROUNDING:
+        return f"TP {value} is above h = {h}"
+    return ""
+
+
+def agreement(
+    metric: str,
+    published: float,
+    published_std: float | None,
+    ours: float,
+    ours_std: float | None,
+    *,
+    restarts: int = 20,
+    replicates: int | None = None,
+    published_repeats: int | None = None,
+) -> tuple[str, float, str]:
+    """(``agrees`` / ``differs``, the margin the difference is held to, its basis): the
+    criterion of the module docstring for one computed cell."""
+
+    def ok(x: float | None) -> bool:
+        return x is not None and np.isfinite(x)
+
+    diff = abs(ours - published)
+    if metric == "cp":
+        n_o = max(int(replicates or 1), 1)
+        se_o2 = max(ours * (1 - ours), 0.0) / n_o + (1 / (2 * n_o)) ** 2
+        se_p2 = 0.0
+        basis = f"binomial, our {n_o} replicates"
+        if published_repeats:
+            n_p = int(published_repeats)
+            se_p2 = max(published * (1 - published), 0.0) / n_p + (1 / (2 * n_p)) ** 2
+            basis += f" and the paper's {n_p} repeats"
+        margin = Z95 * float(np.sqrt(se_o2 + se_p2))
+    elif metric == "tp":
+        if ok(ours_std) and replicates and replicates > 1:
+            margin = Z95 * float(ours_std) / np.sqrt(replicates)
+            basis = f"our {replicates} replicates' spread (the paper publishes none)"
+        else:
+            margin, basis = 0.5, "half a feature (no replicate spread)"
+    else:
+        r = max(int(restarts), 1)
+        se_o = float(ours_std) / np.sqrt(r) if ok(ours_std) else None
+        se_p = float(published_std) / np.sqrt(r) if ok(published_std) else None
+        if se_o is None and se_p is None:
+            margin, basis = NO_STD_TOLERANCE, f"fixed {NO_STD_TOLERANCE} (no std on either side)"
+        else:
+            margin = Z95 * float(np.sqrt((se_o or 0.0) ** 2 + (se_p or 0.0) ** 2))
+            basis = (
+                f"standard errors over {r} restarts"
+                if se_o is not None and se_p is not None
+                else "our spread only (no published std)"
+                if se_p is None
+                else "the published spread only"
+            )
+    return (AGREES if diff <= margin + 1e-12 else DIFFERS), margin, basis
+
+
+def _ours(tables: pd.DataFrame, dataset: str, method: str, metric: str, h: str):
+    part = tables[
+        (tables["dataset"] == dataset)
+        & (tables["method"] == method)
+        & (tables["protocol"] == "oracle")
+    ]
+    if part.empty:
+        return None, None, "not run"
+    col = metric if metric in ("tp", "cp") else f"{metric}_mean"
+    scol = {"tp": "tp_std", "cp": None}.get(metric, f"{metric}_std")
+    if scol is not None and scol not in part:
+        scol = None
+    if h == "all" or (part["h_label"] == "all").all():
+        row = part.iloc[0]
+        if pd.isna(row[col]):
+            return None, None, "budget exceeded"
+        return float(row[col]), (float(row[scol]) if scol else None), "ok"
+    part = part[part["h_label"] != "all"]
+    if part[col].isna().all():  # every fit over the compute budget: no value to compare
+        return None, None, "budget exceeded"
+    if h in ("best", "unstated"):
+        row = part.loc[part[col].idxmax()]
+        return (
+            float(row[col]),
+            (float(row[scol]) if scol else None),
+            "ok" if h == "best" else "assumed best over h",
+        )
+    if h == "mean":
+        return float(part[col].mean()), (float(part[scol].mean()) if scol else None), "ok"
+    sel = part[part["h_label"] == str(h)]
+    if sel.empty:
+        return None, None, f"h={h} not run"
+    row = sel.iloc[0]
+    if pd.isna(row[col]):  # the fit exceeded the compute budget
+        return None, None, "budget exceeded"
+    return float(row[col]), (float(row[scol]) if scol else None), "ok"
+
+
+#: statuses of a published cell for which we have no value
+NO_VALUE = ("not run", "budget exceeded")
+
+
+def _replicates(tables: pd.DataFrame, dataset: str, method: str) -> int | None:
+    part = tables[(tables["dataset"] == dataset) & (tables["method"] == method)]
+    if "replicates" not in part or part["replicates"].isna().all():
+        return None
+    return int(part["replicates"].max())
+
+
+def _n_classes(dataset: str) -> int | None:
+    from ..datasets import get_dataset
+
+    try:
+        return int(get_dataset(dataset).n_classes)
+    except (KeyError, ValueError):
+        return None
+
+
+def compare_published(
+    published_csv: str | Path, table_csvs: list[str | Path], *, restarts: int = 20
+) -> pd.DataFrame:
+    """One row per published cell with our value, the difference, the agreement status
+    (:func:`agreement`, :func:`impossible`), its margin and basis; ``restarts``: the
+    k-means restarts behind each side's std (the run's, the papers' 20)."""
+    pub = pd.read_csv(published_csv, dtype={"h": str})
+    frames = [pd.read_csv(f, dtype={"h_label": str}) for f in table_csvs if Path(f).exists()]
+    tables = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=["dataset", "method", "protocol", "h_label"])
+    )
+    rows = []
+    for _, p in pub.iterrows():
+        ours, ours_std, status = _ours(tables, p["dataset"], p["method"], p["metric"], str(p["h"]))
+        diff = None if ours is None else ours - float(p["value"])
+        pub_std = float(p["std"]) if pd.notna(p["std"]) and float(p["std"]) > 0 else None
+        why = impossible(
+            p["metric"], float(p["value"]), n_classes=_n_classes(p["dataset"]), h=str(p["h"])
+        )
+        verdict, margin, basis = "", np.nan, ""
+        if why:
+            verdict, basis = IMPOSSIBLE, why
+        elif ours is not None:
+            verdict, margin, basis = agreement(
+                p["metric"],
+                float(p["value"]),
+                pub_std,
+                ours,
+                ours_std,
+                restarts=restarts,
+                replicates=_replicates(tables, p["dataset"], p["method"]),
+                published_repeats=PUBLISHED_REPEATS.get(str(p["paper"])),
+            )
+        rows.append(
+            {
+                "paper": p["paper"],
+                "table": p["table"],
+                "dataset": p["dataset"],
+                "method": p["method"],
+                "metric": p["metric"],
+                "h": p["h"],
+                "published": float(p["value"]),
+                "published_std": float(p["std"]) if pd.notna(p["std"]) else np.nan,
+                "ours": np.nan if ours is None else ours,
+                "ours_std": np.nan if ours_std is None else ours_std,
+                "difference": np.nan if diff is None else diff,
+                "agreement": verdict,
+                "margin": margin,
+                "basis": basis,
+                "differs": verdict == DIFFERS,
+                "protocol": "oracle",
+                "status": status,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def comparison_markdown(cmp: pd.DataFrame, paper: str) -> str:
+    done = cmp[~cmp["status"].isin(NO_VALUE)]
+    counts = done["agreement"].value_counts() if "agreement" in done else pd.Series(dtype=int)
+    impossible_n = int((cmp.get("agreement", pd.Series(dtype=str)) == IMPOSSIBLE).sum())
+    lines = [
+        f"## {paper}",
+        "",
+        f"{len(done)} of {len(cmp)} published cells computed: {int(counts.get(AGREES, 0))} "
+        f"agree, {int(counts.get(DIFFERS, 0))} differ (beyond 1.96 standard errors of the two "
+        "means, the module docstring of `ufs.report.compare`)"
+        + (f"; {impossible_n} impossible as published" if impossible_n else "")
+        + ". Ours: label-tuned (oracle) protocol, as in the paper — it uses the labels.",
+        "",
+        "| table | dataset | method | metric | h | published | ours | difference | margin | |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for _, r in cmp.iterrows():
+        pub = f"{r['published']:.3f}" + (
+            f" ± {r['published_std']:.3f}" if pd.notna(r["published_std"]) else ""
+        )
+        margin = f"{r['margin']:.3f}" if pd.notna(r.get("margin")) else "—"
+        if r.get("agreement") == IMPOSSIBLE:
+            flag = f"*impossible as published* ({r['basis']})"
+        elif r["status"] in NO_VALUE:
+            flag = r["status"]
+        else:
+            flag = ("**differs**" if r["differs"] else "agrees") + (
+                "" if r["status"] == "ok" else f" ({r['status']})"
+            )
+        if r["status"] in NO_VALUE:
+            ours, diff = "—", "—"
+        else:
+            ours = f"{r['ours']:.3f}" + (
+                f" ± {r['ours_std']:.3f}" if pd.notna(r["ours_std"]) else ""
+            )
+            diff = f"{r['difference']:+.3f}"
+        lines.append(
+            f"| {r['table']} | {r['dataset']} | {r['method']} | {r['metric']} | {r['h']} | "
+            f"{pub} | {ours} | {diff} | {margin} | {flag} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_comparison(
+    published_csv, table_csvs, out_csv, out_md, out_png, paper: str, restarts: int = 20
+) -> None:
+    cmp = compare_published(published_csv, table_csvs, restarts=restarts)
+    write_with(out_csv, lambda p: cmp.to_csv(p, index=False))
+    write_text(out_md, comparison_markdown(cmp, paper))
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    done = cmp[~cmp["status"].isin(NO_VALUE) & cmp["metric"].isin(["acc", "nmi", "ari", "ne"])]
+    fig, ax = plt.subplots(figsize=(5, 5))
+    for metric, g in done.groupby("metric"):
+        ax.scatter(g["published"], g["ours"], s=14, label=metric)
+    ax.plot([0, 1], [0, 1], color="gray", lw=1, ls="--")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("published")
+    ax.set_ylabel("ours (label-tuned oracle)")
+    ax.set_title(f"{paper}: ours vs published ({len(done)} cells)")
+    if not done.empty:
+        ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    _save_figure(fig, Path(out_png), dpi=110)

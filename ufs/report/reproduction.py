@@ -1,0 +1,89 @@
+"""The seed papers' reproductions from their archives (issue 38).
+
+A reproduction run (``snakemake --configfile config/experiments/<paper>.yaml``) is
+archived like the benchmark (``ufs benchmark-archive --results results/<paper> --config
+config/experiments/<paper>.yaml --out benchmarks/results/reproduction-<paper>.tar.xz``).
+:func:`restore_reproductions` rebuilds, from each archive alone, what ``ufs reproduction``
+reads of a run: the per-data-set tables (CSV and markdown) from the evaluations by the
+workflow's own code, ``timing.json`` from the archived Snakemake benchmark files, and the
+comparison with the paper's published cells (``config/published/<paper>.csv``). Nothing
+is fitted or evaluated, and the report depends on the archives only.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from ..fileio import read_json, write_text
+from ..pipeline.archive import read_archive, restore_archive
+from .aggregate import timing_summary, write_dataset_outputs
+from .compare import write_comparison
+
+__all__ = ["restore_reproductions"]
+
+PUBLISHED_DIR = Path(__file__).resolve().parents[2] / "config" / "published"
+
+
+def _run_name(manifest: dict, archive: Path) -> str:
+    config = yaml.safe_load(manifest["config"]["text"]) or {}
+    name = config.get("published") or Path(str(config.get("output_dir", ""))).name
+    if not name:
+        name = archive.name.removesuffix(".tar.xz").removeprefix("reproduction-")
+    return str(name)
+
+
+def restore_reproductions(
+    archives: list[str | Path], folder: str | Path, *, published_dir: str | Path | None = None
+) -> dict[str, Path]:
+    """Restore each archive into ``folder/<run>/`` with its tables, timing and comparison
+    (module docstring); returns run name → its archive. ``published_dir``: where the
+    published tables are (default: the repository's ``config/published``). Two archives of
+    one run are an error."""
+    folder = Path(folder)
+    pub_dir = Path(published_dir) if published_dir is not None else PUBLISHED_DIR
+    names: dict[str, Path] = {}
+    for archive in sorted(Path(a) for a in archives):
+        manifest, _ = read_archive(archive)
+        name = _run_name(manifest, archive)
+        if name in names:
+            raise ValueError(f"two archives of the run {name!r} (the second: {archive})")
+        names[name] = archive
+        run = folder / name
+        restore_archive(archive, run)
+        config = yaml.safe_load(manifest["config"]["text"]) or {}
+        oracle_metric = (config.get("evaluation") or {}).get("oracle_metric", "acc")
+        by_base: dict[str, list[Path]] = {}
+        evaluations = sorted((run / "evaluations").glob("*/*.json"))
+        for path in evaluations:
+            base = read_json(path)["evaluations"][0]["dataset_base"]
+            by_base.setdefault(base, []).append(path)
+        for base, files in sorted(by_base.items()):
+            write_dataset_outputs(
+                files,
+                base,
+                run / "tables" / f"{base}.csv",
+                run / "tables" / f"{base}.md",
+                run / "figures" / base,
+                oracle_metric,
+            )
+        tsvs = [
+            p for p in sorted((run / "benchmarks").glob("**/*.tsv")) if p.parent.name != "summary"
+        ]
+        write_text(run / "timing.json", json.dumps(timing_summary(tsvs, evaluations)) + "\n")
+        paper = config.get("published")
+        if paper:
+            restarts = int((config.get("evaluation") or {}).get("restarts", 20))
+            out = run / "comparison"
+            write_comparison(
+                pub_dir / f"{paper}.csv",
+                sorted((run / "tables").glob("*.csv")),
+                out / f"{paper}.csv",
+                out / f"{paper}.md",
+                out / f"{paper}.png",
+                paper=str(paper),
+                restarts=restarts,
+            )
+    return names

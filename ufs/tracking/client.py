@@ -1,0 +1,176 @@
+"""The MLflow client and its errors (issue 40, from ``ufs.bench.tracking``): tracking URIs,
+the client, and the retry of a pass on a locked SQLite store. Imported first by every
+module of :mod:`ufs.tracking`: it sets MLflow's HTTP environment defaults before MLflow
+is imported (fail fast when a server is down; see :mod:`ufs.tracking.runs`)."""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+# Fail fast instead of MLflow's default minutes of retries when a server is down.
+os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
+os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1")
+os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "20")
+# Against a server MLflow prints "View run <name> at <url>" for every run it ends: hundreds of
+# lines per logging job; the workflow prints the runs table's link once instead.
+os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
+
+
+#: experiment tag naming the store (see the module docstring)
+STORE_TAG = "ufs_bench.store_id"
+
+
+#: experiment tag MLflow 3 reads to choose the experiment's landing page: the runs table
+#: (``custom_model_development``), not the GenAI overview (``genai_development``)
+EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
+
+
+#: attempts of a pass that failed with ``database is locked`` (backoff 1, 2, 4, 8, 16 s)
+LOCKED_RETRIES = 6
+
+
+class TrackingError(RuntimeError):
+    """The tracking store cannot be reached or is not initialised."""
+
+
+def default_tracking_uri(output_dir: str | Path) -> str:
+    return f"sqlite:///{Path(output_dir).resolve() / 'mlflow.db'}"
+
+
+def resolve_uri(uri: str) -> str:
+    """``uri`` with a relative SQLite path made absolute (relative to the working
+    directory). The workflow's rule parameters hold the URI as configured (for the default
+    store, relative to the working directory), so that moving the project changes no
+    parameter and re-runs nothing (issue 26 #4); the jobs resolve it."""
+    db = _sqlite_path(uri)
+    if db is None or db.is_absolute():
+        return uri
+    query = uri.split("?", 1)[1] if "?" in uri else ""
+    return f"sqlite:///{db.resolve()}" + (f"?{query}" if query else "")
+
+
+def _sqlite_path(uri: str) -> Path | None:
+    """The database file of a ``sqlite:///`` URI (``None``: not a SQLite file store)."""
+    prefix = "sqlite:///"
+    if not uri.lower().startswith(prefix):
+        return None
+    path = uri[len(prefix) :].split("?", 1)[0]
+    if not path or path == ":memory:":
+        return None
+    return Path(path)
+
+
+def default_artifact_root(uri: str) -> str | None:
+    """Artifacts of a SQLite store live beside it (``<dir>/mlflow-artifacts``), so that
+    output directories sharing a store do not write into each other; a server keeps
+    them itself (``None``)."""
+    db = _sqlite_path(uri)
+    return None if db is None else str(db.resolve().parent / "mlflow-artifacts")
+
+
+def _client(uri: str):
+    from mlflow.tracking import MlflowClient
+
+    return MlflowClient(tracking_uri=uri)
+
+
+def _is_server(uri: str) -> bool:
+    """A tracking server (REST API), as opposed to a store the client opens itself."""
+    return uri.split(":", 1)[0].lower() in ("http", "https")
+
+
+def _chain(exc: BaseException):
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        yield e
+        e = e.__cause__ or e.__context__
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """The server could not be reached at all (refused, timed out, reset, DNS)."""
+    import requests
+
+    if any(
+        isinstance(e, requests.exceptions.ConnectionError | requests.exceptions.Timeout)
+        for e in _chain(exc)
+    ):
+        return True
+    # a server killed mid-request: the client sees the connection dropped, often only in
+    # the text of the MlflowException that wraps it
+    markers = (
+        "Max retries exceeded",
+        "Connection refused",
+        "Failed to establish",
+        "timed out",
+        "Connection aborted",
+        "RemoteDisconnected",
+        "Connection reset",
+    )
+    return any(s in str(e) for e in _chain(exc) for s in markers)
+
+
+def _locked(exc: BaseException) -> bool:
+    """SQLite's ``database is locked`` (another writer held the lock past the timeout)."""
+    return any("database is locked" in str(e) for e in _chain(exc))
+
+
+_sleep = time.sleep  # the backoff's sleep (tests replace it)
+
+
+def _retry_locked(fn):
+    """``fn()``, retried with exponential backoff (1, 2, 4, ... s, ±25 %) while it fails
+    with ``database is locked``, at most :data:`LOCKED_RETRIES` attempts; ``fn`` must be
+    idempotent. Any other error, or the last one, propagates."""
+    for attempt in range(LOCKED_RETRIES):
+        try:
+            return fn()
+        except Exception as exc:
+            if not _locked(exc) or attempt == LOCKED_RETRIES - 1:
+                raise
+            delay = 2.0**attempt * random.uniform(0.75, 1.25)
+            print(
+                f"MLflow store busy (database is locked), attempt {attempt + 1} of "
+                f"{LOCKED_RETRIES}; retrying in {delay:.1f} s",
+                file=sys.stderr,
+            )
+            _sleep(delay)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _wrap(uri: str, what: str, exc: Exception) -> TrackingError:
+    hint = ""
+    if _is_server(uri) and _unreachable(exc):
+        hint = (
+            f"Cannot reach the MLflow tracking server at {uri}: is `mlflow server` running "
+            "there (see docs/mlflow_server.md)? "
+        )
+    return TrackingError(
+        f"{hint}MLflow tracking store {uri!r} failed while {what}: {type(exc).__name__}: "
+        f"{exc}. The results files are intact; start the store (or fix "
+        "mlflow.tracking_uri) and re-run the workflow to log exactly the missing runs."
+    )
+
+
+def _search(client, exp_id: str, filter_string: str) -> list:
+    from mlflow.entities import ViewType
+
+    runs: list = []
+    token = None
+    while True:
+        page = client.search_runs(
+            [exp_id],
+            filter_string=filter_string,
+            run_view_type=ViewType.ACTIVE_ONLY,
+            max_results=1000,
+            page_token=token,
+        )
+        runs.extend(page)
+        token = page.token
+        if not token:
+            return runs
