@@ -20,11 +20,15 @@ from pathlib import Path
 
 import yaml
 
-try:  # the package layout of 2026-11-28 on (issue 40), or the one before it
+import ufs
+
+# the package layout of 2026-11-28 on (issue 40), or the one before it; decided by the files
+# of the ufs on PYTHONPATH (an editable install elsewhere would otherwise supply the other)
+if (Path(ufs.__file__).parent / "pipeline" / "lineage.py").is_file():
     from ufs.pipeline import config as plan_config
     from ufs.pipeline import lineage
     from ufs.pipeline.archive import read_archive, restore_archive
-except ImportError:
+else:
     from ufs.bench.archive import read_archive, restore_archive
 
     from ufs.bench import config as plan_config
