@@ -746,7 +746,7 @@ def _add_parity(sub) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``ufs`` argument parser: every option and subcommand has a help text."""
-    parser = argparse.ArgumentParser(prog="ufs", description=__doc__)
+    parser = argparse.ArgumentParser(prog="ufs", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--version",
         action="version",

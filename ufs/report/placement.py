@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..fileio import read_json, write_text
@@ -89,6 +90,42 @@ def _pair_rows(name: str, pairs: pd.DataFrame) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda x: ({"better": 0, "worse": 1}.get(x["verdict"], 2), x["p_holm"]))
 
 
+def same_scores(name: str, scores: pd.DataFrame) -> list[str]:
+    """The other methods whose scores equal ``name``'s on every compared data set (rows of
+    a :class:`~ufs.stats.ranking.RankResult`'s ``scores``; equal to round-off, 1e-12):
+    as far as these data show, the same method under another name."""
+    if name not in scores or scores.empty:
+        return []
+    mine = scores[name].to_numpy(float)
+    return [
+        m
+        for m in scores.columns
+        if m != name
+        and np.allclose(scores[m].to_numpy(float), mine, rtol=0, atol=1e-12, equal_nan=True)
+    ]
+
+
+def rank_context(name: str, r: ranking.RankResult) -> str:
+    """What adding ``name`` changes in the comparison: one more competitor (k) moves every
+    average rank, the Nemenyi CD and the Holm corrections, and a method with the same
+    scores as ``name`` shares its ranks (a tie splits two places)."""
+    text = (
+        f"Ranked among k = {r.k} competitors, one more than the archived benchmark: every "
+        f"average rank, the Nemenyi CD and the Holm corrections here are computed with "
+        f"`{name}` in, so the other methods' numbers are not those of the archived report."
+    )
+    twins = same_scores(name, r.scores)
+    if twins:
+        names = ", ".join(f"`{m}`" for m in twins)
+        text += (
+            f" **`{name}` has the same scores as {names} on all {r.n} compared "
+            f"{'families' if r.families else 'data sets'}**: as far as these data show it "
+            "is the same method; tied, each takes the mean of their places, which moves "
+            f"{names}'s average rank by up to 0.5 against the archived report."
+        )
+    return text
+
+
 def standing_markdown(
     name: str,
     results: list[ranking.RankResult],
@@ -133,6 +170,8 @@ def standing_markdown(
             f"**{_TITLES[r.protocol]} {r.metric.upper()}** (N = {r.n} {unit}, k = {r.k}): "
             f"average rank {r.avg_rank[name]:.2f}, place {place} of {r.k} (Friedman p = "
             f"{rank_report._fmt_p(r.pvalue)}). {resolution_sentence(r.k, r.n, r.alpha, unit)}",
+            "",
+            rank_context(name, r),
             "",
         ]
         rows = _pair_rows(name, pairs.get((r.protocol, r.metric), pd.DataFrame()))
