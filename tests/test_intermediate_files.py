@@ -58,6 +58,23 @@ def test_an_edit_that_still_parses_is_caught_by_the_checksum(tmp_path):
         read_json(f)  # ... the read can
 
 
+def test_a_verified_file_edited_later_is_caught_again(tmp_path):
+    """Verification is remembered per exact text (a report reads a file several times):
+    the same bytes are not re-verified, an edit after a good read still is."""
+    f = tmp_path / "a.json"
+    write_json(f, {"acc": 0.5, "h": [1, 2]})
+    assert read_json(f) == read_json(f) == {"acc": 0.5, "h": [1, 2]}
+    f.write_text(f.read_text().replace("0.5", "0.9"))
+    with pytest.raises(DamagedFileError, match="sha256"):
+        read_json(f)
+    good = tmp_path / "b.json"
+    write_json(good, {"acc": 0.5, "h": [1, 2]})
+    bad = tmp_path / "c.json"  # another file with the text of the edited one
+    bad.write_text(f.read_text())
+    with pytest.raises(DamagedFileError, match="sha256"):
+        read_json(bad)
+
+
 def test_an_empty_json_is_damaged(tmp_path):
     f = tmp_path / "e.json"
     f.write_text("")

@@ -271,13 +271,39 @@ def test_bootstrap_interval_is_seeded_and_brackets_the_median():
     )
 
 
-def test_bayesian_signed_rank_when_baycomp_is_installed():
-    pytest.importorskip("baycomp", reason="baycomp is optional (pip install ufs-bench[stats])")
+def test_bayesian_signed_rank_decides_the_planted_cases():
     x = np.linspace(0.5, 0.9, 12)
     better = paired.bayes_signed_rank(x + 0.05, x)
     same = paired.bayes_signed_rank(x + 0.001 * np.sin(np.arange(12)), x)
-    assert better[0] > 0.95 and same[1] > 0.95
+    worse = paired.bayes_signed_rank(x - 0.05, x)
+    assert better[0] > 0.95 and same[1] > 0.95 and worse[2] > 0.95
     assert sum(better) == pytest.approx(1.0)
+    assert paired.bayes_signed_rank([0.5, np.nan], [0.4, 0.3]) is None  # one pair left
+
+
+def _cases():
+    rng = np.random.default_rng(7)
+    x = rng.uniform(0.3, 0.9, 24)
+    yield x, x + rng.normal(0, 0.02, 24), 0.01  # around the ROPE
+    yield x, x + 0.03 + rng.normal(0, 0.01, 24), 0.01  # mostly better
+    yield x[:5], x[:5] + 0.005, 0.01  # few data sets: the prior weighs
+    z = np.round(x, 1)
+    yield z, np.round(x + rng.normal(0, 0.05, 24), 1), 0.05  # ties, sums on the threshold
+    yield x, x + rng.normal(0, 0.02, 24), 0.0  # no ROPE
+
+
+@pytest.mark.parametrize("case", range(5))
+def test_bayesian_signed_rank_equals_baycomp(case):
+    """The vectorized posterior samples are baycomp's (same draws, same masks)."""
+    baycomp = pytest.importorskip(
+        "baycomp.multiple", reason="baycomp is the reference (pip install ufs-bench[stats])"
+    )
+    x, y, rope = list(_cases())[case]
+    ours = paired.bayes_signed_rank(x, y, rope=rope, seed=3, nsamples=20_000)
+    probs = baycomp.SignedRankTest.probs(x, y, rope=rope, random_state=3, nsamples=20_000)
+    if rope == 0:  # baycomp returns (left, right) without a ROPE
+        probs = (probs[0], 0.0, probs[1])
+    assert ours == tuple(float(p) for p in probs)
 
 
 @pytest.mark.parametrize("g", [1, 2, 3, 5, 6])

@@ -170,12 +170,12 @@ def archived(tmp_path_factory):
     """The report of the committed archive (no plots), and the archive's tables."""
     if not ARCHIVE.exists():
         pytest.skip("the repository's results archive is absent")
-    from ufs.report.archive_tables import report_inputs_from_archive
     from ufs.report.benchmark_report import benchmark_report_from_archive, read_tables
 
     tmp = tmp_path_factory.mktemp("archived")
     out = tmp / "docs" / "benchmark.md"
     absolute = ABSOLUTE_H if ABSOLUTE_H.exists() else None
+    inputs = tmp / "inputs"  # the report's own inputs, kept: restored and tabled once
     benchmark_report_from_archive(
         ARCHIVE,
         out,
@@ -183,9 +183,8 @@ def archived(tmp_path_factory):
         plots=False,
         absolute_h=absolute,
         absolute_h_report=ABSOLUTE_H_LINK if absolute else "",
+        inputs=inputs,
     )
-    inputs = tmp / "inputs"
-    report_inputs_from_archive(ARCHIVE, inputs)
     return {"text": out.read_text(), "tables": read_tables(inputs)}
 
 

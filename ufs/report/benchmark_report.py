@@ -1276,17 +1276,24 @@ def benchmark_report_from_archive(
     min_h_values: int = 3,
     absolute_h: str | Path | None = None,
     absolute_h_report: str = "",
+    inputs: str | Path | None = None,
 ) -> str:
     """The report of a results archive alone (``ufs benchmark-report --archive``, issue
-    28): its members are restored into a temporary folder, the per-data-set tables are
-    rebuilt from the evaluations, and the report is written with the archive's config,
-    its note (unless ``note`` is given) and its input-scaling tables if it holds them.
-    Nothing is fitted or evaluated."""
+    28): its members are restored into a temporary folder (or into the empty folder
+    ``inputs``, kept), the per-data-set tables are rebuilt from the evaluations, and the
+    report is written with the archive's config, its note (unless ``note`` is given) and
+    its input-scaling tables if it holds them. Nothing is fitted or evaluated."""
+    import contextlib
     import tempfile
 
     from .archive_tables import report_inputs_from_archive
 
-    with tempfile.TemporaryDirectory(prefix="ufs-archive-") as tmp:
+    folder = (
+        contextlib.nullcontext(str(inputs))
+        if inputs is not None
+        else tempfile.TemporaryDirectory(prefix="ufs-archive-")
+    )
+    with folder as tmp:
         manifest = report_inputs_from_archive(archive, tmp)
         scaling = Path(tmp) / "input_scaling"
         note = manifest.get("note", "") if note is None else note

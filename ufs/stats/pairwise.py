@@ -12,7 +12,8 @@ than method ``b`` is a paired question about ``a`` and ``b`` alone, answered her
 * the **Wilcoxon signed-rank test** of the differences (two-sided,
   :func:`ufs.stats.paired.signed_rank`), **Holm-corrected over all** ``k(k−1)/2`` pairs;
 * the effect: wins/ties/losses, the **median difference** with its bootstrap 95 % CI;
-  optionally the **Bayesian signed-rank test** (``baycomp``, ROPE ±1 point).
+  optionally the **Bayesian signed-rank test** (:func:`ufs.stats.paired.bayes_signed_rank`,
+  ROPE ±1 point).
 
 A pair is *ordered* when its Holm-adjusted p is at most α; its direction is the sign of
 the signed-rank sum (the side whose wins weigh more), which the median difference follows
@@ -62,7 +63,7 @@ def pairwise_tests(
     Columns: ``a``, ``b``, ``n`` (data sets or families), ``wins``/``ties``/``losses`` of
     ``a``, ``median_diff`` (a − b), ``ci_low``/``ci_high`` (with ``effects``), ``p``
     (Wilcoxon), ``p_holm`` (Holm over all pairs), ``ordered`` (``p_holm ≤ alpha``) and,
-    with ``bayes`` and ``baycomp`` installed, ``p_a``/``p_rope``/``p_b``."""
+    with ``bayes``, ``p_a``/``p_rope``/``p_b``."""
     methods = [m for m in methods if m in values.columns]
     complete = not values[methods].isna().to_numpy().any()
     if complete:  # every pair shares every cell: the scores once, not per pair

@@ -144,11 +144,11 @@ def all_reference_tests(
     results: list | None = None,
     bayes: bool | None = None,
 ) -> dict[tuple[str, str], pd.DataFrame]:
-    """:func:`reference_tests` of every protocol × metric (the Bayesian test where
-    ``baycomp`` is installed, unless ``bayes`` is False); with ``results`` (the rank
+    """:func:`reference_tests` of every protocol × metric (with the Bayesian test unless
+    ``bayes`` is False); with ``results`` (the rank
     comparisons, :func:`ufs.stats.ranking.rank_all`) each on its comparison's cells."""
     cells = {(r.protocol, r.metric): r.cells.index for r in results or [] if not r.cells.empty}
-    use_bayes = _have_baycomp() if bayes is None else bayes and _have_baycomp()
+    use_bayes = True if bayes is None else bayes
     return {
         (p, m): reference_tests(
             tables,
@@ -164,14 +164,6 @@ def all_reference_tests(
         for p in ranking.PROTOCOLS
         for m in ranking.METRICS
     }
-
-
-def _have_baycomp() -> bool:
-    try:
-        import baycomp  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def _auc_log_h(h: np.ndarray, y: np.ndarray) -> float:
@@ -344,19 +336,12 @@ def references_markdown(
         paired.detectable(max(k, 2), n_data, alpha).sentence(),
         "",
     ]
-    have_bayes = _have_baycomp()
-    if not have_bayes:
-        lines += [
-            "(The Bayesian signed-rank test needs the optional `baycomp`: `pip install "
-            "ufs-bench[stats]`; not installed here.)",
-            "",
-        ]
     for protocol in ("label_free", "oracle"):
         for metric in ranking.METRICS:
             res = tests.get((protocol, metric), pd.DataFrame())
             if res.empty:
                 continue
-            bayes = have_bayes and any(c.endswith("p_better") for c in res.columns)
+            bayes = any(c.endswith("p_better") for c in res.columns)
             head = ["method"]
             if "percentile" in res:
                 head.append("percentile among random draws (median)")
