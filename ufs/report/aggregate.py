@@ -1,4 +1,6 @@
-"""Tables and figures from evaluation files.
+"""Tables and figures from evaluation files, read once into the tidy table of
+:mod:`.results_table` (its rows, protocols and pooling are described here, where they are
+shown).
 
 Two parameter-selection protocols, always labelled:
 

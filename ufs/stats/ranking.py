@@ -1,5 +1,6 @@
-"""Methods compared across data sets: average ranks, Friedman test, Nemenyi critical
-difference and the critical-difference (CD) diagram (Demšar, JMLR 7:1-30, 2006).
+"""Methods compared across data sets: average ranks, Friedman test and Nemenyi critical
+difference (Demšar, JMLR 7:1-30, 2006); the rank tables and the critical-difference (CD)
+diagram that show them are :mod:`ufs.report.rank_report`'s.
 
 Per protocol (``oracle`` = label-tuned, ``label_free`` = documented defaults) and metric
 (ACC, NMI):
