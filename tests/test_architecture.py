@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import ast
 import importlib
 import sys
 import warnings
@@ -11,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-PKG = Path(__file__).resolve().parents[1] / "ufs"
+from ufs.registry import _PKG, _direct_imports
+
+PKG = _PKG  # the package the tests import
 
 #: the workflow's layers, bottom up: a module may import its own layer and those below
 #: (the library itself, ``ufs.*`` outside these packages, is layer 0; ``ufs.cli`` sits on
@@ -28,29 +29,13 @@ def _name(path: Path) -> str:
 
 
 def import_graph() -> dict[str, set[str]]:
-    """module → the ``ufs`` modules it imports, lazy imports included; ``from pkg import
-    sub`` counts as importing the submodule only."""
-    modules = {_name(p): p for p in PKG.rglob("*.py")}
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-        out: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package[: len(package) - node.level + 1]
-                    target = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    target = node.module or ""
-                subs = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in modules]
-                found = subs or [target]
-            elif isinstance(node, ast.Import):
-                found = [a.name for a in node.names]
-            else:
-                continue
-            out.update(t for t in found if t in modules and t != name)
-        graph[name] = out
-    return graph
+    """module → the ``ufs`` modules it imports, lazy imports included, as the lineage's
+    closures read them (:func:`ufs.registry._direct_imports`: ``from pkg import sub`` is
+    the submodule only)."""
+    return {
+        _name(p): {_name(q) for q in _direct_imports(p, p.stat().st_mtime_ns)}
+        for p in sorted(PKG.rglob("*.py"))
+    }
 
 
 def _layer(module: str) -> int:
