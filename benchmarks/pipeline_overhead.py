@@ -12,6 +12,11 @@ a fresh output directory, inside a small wrapper process that reports, when Snak
   download, standardize, graph, fit, evaluate, track, mlflow_init, aggregate, summary;
 * ``scheduler_cpu``: the Snakemake main process itself (DAG, planning, scheduling).
 
+With warm workers (``jobs.warm_workers``, on by default: ``workflow/scripts/_warm.py``) a
+job's work runs in a process forked from a server, not a child of Snakemake: the run gets
+a server of its own (``UFS_WARM_DIR`` in the work folder), which is asked at the end for
+its own CPU (the imports, once) and its children's, both added to ``jobs_cpu``.
+
 From the run's evaluation files: ``method`` = the fits' own CPU time (``est.fit``) plus
 the kNN graphs a fit job builds itself (a graph is a step of the methods that use it;
 separate graph jobs, for graphs several fit jobs share, count as overhead), and ``kmeans`` =
@@ -106,6 +111,24 @@ def _cpu_per_rule(out: Path) -> dict[str, float]:
     return dict(sorted(per.items()))
 
 
+def _warm_server_cpu(sockets: Path) -> dict[str, float]:
+    """The warm server's own CPU (its imports, once) and its children's (the jobs it ran),
+    asked of it by a shutdown request: neither is a child of Snakemake, so
+    ``RUSAGE_CHILDREN`` counts only the jobs' client processes (and jobs run cold)."""
+    sys.path.insert(0, str(REPO / "workflow" / "scripts"))
+    import _warm
+
+    out = {"cpu_seconds": 0.0, "children_cpu_seconds": 0.0, "jobs": 0}
+    for sock in sorted(sockets.glob("*.sock")) if sockets.is_dir() else []:
+        try:
+            stats = _warm.request("shutdown", sock)
+        except OSError:
+            continue
+        for key in out:
+            out[key] += stats[key]
+    return out
+
+
 def _jobs_per_rule(log: str) -> dict[str, int]:
     """Jobs per rule from Snakemake's log: its "Finished jobid: N (Rule: name)" lines (a
     job's start is printed as its rule's ``message:`` when the rule has one)."""
@@ -121,7 +144,10 @@ def run(cores: int, configfile: str | None, workdir: Path, extra: list[str]) -> 
     if configfile:
         cmd += ["--configfile", configfile]
     cmd += ["--config", f"output_dir={out}", f"resources_dir={workdir / 'resources'}", *extra]
+    # a warm server of its own (workflow/scripts/_warm.py), asked for its CPU at the end
+    sockets = workdir / "warm"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    env["UFS_WARM_DIR"] = str(sockets)
     load_before = _load()
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -131,6 +157,8 @@ def run(cores: int, configfile: str | None, workdir: Path, extra: list[str]) -> 
     if proc.returncode != 0:
         raise SystemExit(f"snakemake failed ({proc.returncode}); log: {workdir / 'snakemake.log'}")
     usage = json.loads(stats.read_text())
+    usage["warm"] = _warm_server_cpu(sockets)
+    usage["jobs_cpu"] += usage["warm"]["cpu_seconds"] + usage["warm"]["children_cpu_seconds"]
     work = _method_and_kmeans(out)
     useful = work["fit_seconds"] + work["graph_seconds"] + work["kmeans_seconds"]
     jobs = _jobs_per_rule(log)
@@ -202,6 +230,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average before / after: {r['load_before']} / {r['load_after']}")
     print(f"wall {r['wall_seconds']:.1f} s, {r['jobs']} jobs: {r['jobs_per_rule']}")
     print(f"jobs CPU {r['jobs_cpu']:.1f} s, Snakemake main process {r['scheduler_cpu']:.1f} s")
+    w = r["warm"]
+    if w["jobs"]:
+        print(
+            f"  of which in warm workers: {w['jobs']} jobs, {w['children_cpu_seconds']:.1f} s; "
+            f"the server's imports {w['cpu_seconds']:.1f} s"
+        )
     print(
         "job CPU per rule (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["cpu_per_rule"].items())
     )

@@ -40,6 +40,19 @@ def test_every_download_is_https_with_a_pinned_sha256():
             assert isinstance(spec.openml_id, int) and spec.openml_id > 0, name
 
 
+#: the one exec: a warm worker runs the job's own script (workflow/scripts/_warm.py), the
+#: file Snakemake wrote and would otherwise run with ``python``; it comes only from a
+#: client of the same user (peer uid checked, socket in a 0700 folder)
+ALLOWED = {
+    r"\beval\(|\bexec\(": {
+        (
+            "workflow/scripts/_warm.py",
+            'exec(compile(request["source"], request["file"], "exec"), main.__dict__)',
+        )
+    }
+}
+
+
 @pytest.mark.parametrize(
     "pattern",
     [
@@ -56,6 +69,8 @@ def test_no_unsafe_loading_in_the_code(pattern):
     for path in SOURCES:
         for i, line in enumerate(path.read_text().splitlines(), 1):
             code = line.split("#", 1)[0]
+            if (path.relative_to(REPO).as_posix(), code.strip()) in ALLOWED.get(pattern, ()):
+                continue
             if pattern == r"http://" and not re.search(r"\burlopen|download\(|url\s*=", code):
                 continue  # http:// only matters where something is fetched
             if re.search(pattern, code):

@@ -9,7 +9,9 @@ An archive (``benchmarks/results/<run>.tar.xz``) holds
 * ``evaluations/<dataset>/<chunk>.json``: the per-fit evaluations (per-restart metrics,
   selected features, fit facts) — each records its *lineage*, the workflow's key of the
   data, fit tasks, code, budget and evaluation settings it was made with;
-* ``benchmarks/**.tsv``: the Snakemake benchmark file of every job (the compute record);
+* ``benchmarks/**.tsv``: the Snakemake benchmark file of every job (the compute record),
+  and ``logs/**.warm.json``: the CPU of jobs run in a warm worker, which their benchmark
+  file does not measure (``workflow/scripts/_warm.py``);
 * ``data/<dataset>.json``: the data records (shape, constant features dropped).
 
 Fits (``fits/*.npz``), data matrices and figures are left out: they are large and rebuilt
@@ -54,7 +56,14 @@ __all__ = [
 ARCHIVE_FORMAT = 1
 MANIFEST = "MANIFEST.json"
 #: the results-folder members an archive holds: (folder, file pattern)
-MEMBER_GLOBS = (("evaluations", "*/*.json"), ("benchmarks", "**/*.tsv"), ("data", "*.json"))
+MEMBER_GLOBS = (
+    ("evaluations", "*/*.json"),
+    ("benchmarks", "**/*.tsv"),
+    # the CPU of jobs run in a warm worker, which their benchmark file does not measure
+    # (workflow/scripts/_warm.py; ufs.report.benchmark_report.warm_cpu)
+    ("logs", "**/*.warm.json"),
+    ("data", "*.json"),
+)
 #: the fixed time stamp of every member (2000-01-01): the bytes do not depend on when
 #: the files were written
 _MTIME = 946_684_800
@@ -89,6 +98,7 @@ def _counts(members: Iterable[str]) -> dict[str, int]:
         "evaluations": len(evaluations),
         "datasets": len({m.split("/")[1] for m in evaluations}),
         "benchmark_files": sum(m.startswith("benchmarks/") for m in members),
+        "warm_cpu_records": sum(m.startswith("logs/") for m in members),
         "data_records": sum(m.startswith("data/") for m in members),
         "input_scaling_tables": sum(m.startswith("input_scaling/") for m in members),
     }

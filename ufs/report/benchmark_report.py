@@ -20,6 +20,7 @@ in its order.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -130,9 +131,20 @@ def _column_sum(t: pd.DataFrame, col: str) -> float:
     return float(pd.to_numeric(t[col], errors="coerce").sum()) if col in t else 0.0
 
 
+def warm_cpu(results_dir: Path, tsv: Path) -> float:
+    """CPU seconds of the warm worker that ran the job of the benchmark file ``tsv``
+    (``logs/<same path>.warm.json``, written by the job's client: Snakemake's benchmark
+    measures the client process only; ``workflow/scripts/_warm.py``); 0 for a job run in
+    its own process."""
+    rel = tsv.relative_to(results_dir / "benchmarks").with_suffix(".warm.json")
+    side = results_dir / "logs" / rel
+    return float(json.loads(side.read_text())["cpu_seconds"]) if side.is_file() else 0.0
+
+
 def read_compute(results_dir: Path) -> pd.DataFrame:
     """Per workflow step (``benchmarks/<step>/...tsv``): jobs, summed ``cpu_time`` and
-    ``s`` (seconds); a value Snakemake could not measure (``NA``) counts as 0."""
+    ``s`` (seconds); a value Snakemake could not measure (``NA``) counts as 0. A job run
+    in a warm worker adds the worker's CPU (:func:`warm_cpu`) to the benchmark's."""
     rows = []
     root = results_dir / "benchmarks"
     for tsv in sorted(root.rglob("*.tsv")):
@@ -141,7 +153,7 @@ def read_compute(results_dir: Path) -> pd.DataFrame:
             {
                 "step": tsv.relative_to(root).parts[0] if tsv.parent != root else "other",
                 "jobs": 1,
-                "cpu_time": _column_sum(t, "cpu_time"),
+                "cpu_time": _column_sum(t, "cpu_time") + warm_cpu(results_dir, tsv),
                 "s": _column_sum(t, "s"),
             }
         )

@@ -4,9 +4,11 @@ from pathlib import Path
 
 from _job import setup
 
+# first: with warm workers on, this process hands the script to one and exits here
+setup(snakemake)  # noqa: F821
+
 from ufs.report.aggregate import write_dataset_outputs
 
-setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
 write_dataset_outputs(
     list(sm.input) + list(sm.params.earlier),  # a sliced run: the config's others on disk

@@ -2,9 +2,11 @@
 
 from _job import setup
 
+# first: with warm workers on, this process hands the script to one and exits here
+setup(snakemake)  # noqa: F821
+
 from ufs.report.compare import write_comparison
 
-setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
 write_comparison(
     sm.input.published,

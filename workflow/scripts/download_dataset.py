@@ -5,9 +5,11 @@ import sys
 
 from _job import setup
 
+# first: with warm workers on, this process hands the script to one and exits here
+setup(snakemake)  # noqa: F821
+
 from ufs.pipeline.data_steps import download, file_entry
 
-setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
 # the reader's decisions (e.g. "header: auto -> false" and why) go to the job's log
 _log = logging.getLogger("ufs")

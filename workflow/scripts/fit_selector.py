@@ -2,9 +2,11 @@
 
 from _job import setup
 
+# first: with warm workers on, this process hands the script to one and exits here
+setup(snakemake)  # noqa: F821
+
 from ufs.pipeline.steps import fit
 
-setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
 fit(
     sm.input.data,

@@ -4,6 +4,9 @@ import sys
 
 from _job import setup
 
+# first: with warm workers on, this process hands the script to one and exits here
+setup(snakemake)  # noqa: F821
+
 from ufs.tracking import (
     TrackingError,
     init_experiment,
@@ -11,7 +14,6 @@ from ufs.tracking import (
     runs_table_hint,
 )
 
-setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
 uri = resolve_uri(sm.params.uri)
 

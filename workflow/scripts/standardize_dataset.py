@@ -2,9 +2,11 @@
 
 from _job import setup
 
+# first: with warm workers on, this process hands the script to one and exits here
+setup(snakemake)  # noqa: F821
+
 from ufs.pipeline.data_steps import file_entry, standardize
 
-setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
 h = (sm.params.h[0], list(sm.params.h[1]))  # the plan's h values (a relative grid resolved)
 spec = file_entry(sm.config, h[0])

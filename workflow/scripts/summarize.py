@@ -6,9 +6,11 @@ import sys
 
 from _job import setup
 
+# first: with warm workers on, this process hands the script to one and exits here
+setup(snakemake)  # noqa: F821
+
 from ufs.report.aggregate import write_summary
 
-setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
 warning = write_summary(
     list(sm.input.tables),

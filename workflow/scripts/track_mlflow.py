@@ -5,6 +5,9 @@ from pathlib import Path
 
 from _job import setup
 
+# first: with warm workers on, this process hands the script to one and exits here
+setup(snakemake)  # noqa: F821
+
 import ufs
 from ufs.tracking import (
     TrackingError,
@@ -14,7 +17,6 @@ from ufs.tracking import (
     resolve_uri,
 )
 
-setup(snakemake)  # noqa: F821
 sm = snakemake  # noqa: F821
 try:
     counts = log_evaluations(

@@ -1,0 +1,247 @@
+"""Warm workers (issue 39, ``workflow/scripts/_warm.py``): a job's script runs in a process
+forked from a server that has the libraries imported, and behaves as if it ran in the
+client Snakemake started: its streams, directory, environment, exit code, traceback; it
+dies with its client; the server never holds the project's code; the compute record counts
+the child's CPU. The workflow tests run with warm workers on (the default) and compare
+their results with fixed references, and ``test_workflow`` runs a slice cold as well."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = ROOT / "workflow" / "scripts"
+sys.path.insert(0, str(SCRIPTS))
+
+import _warm  # noqa: E402
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="warm workers are Linux-only")
+
+JOB = """
+import json, os, sys, time
+sys.path.insert(0, {scripts!r})
+FIRST = sorted(m for m in sys.modules if m == "ufs" or m.startswith("ufs."))
+PRELOADED = "sklearn.base" in sys.modules
+import _warm
+_warm.delegate({config!r}, {log!r})
+print(json.dumps({{"pid": os.getpid(), "cwd": os.getcwd(), "probe": os.environ.get("PROBE"),
+                  "ufs_before": FIRST, "preloaded": PRELOADED, "argv": sys.argv[1:],
+                  "child": os.environ.get("UFS_WARM_CHILD"), "umask": os.umask(0),
+                  "cpus": sorted(os.sched_getaffinity(0))}}), flush=True)
+print("to stderr", file=sys.stderr)
+if os.environ.get("PIDFILE"):
+    open(os.environ["PIDFILE"], "w").write(str(os.getpid()))
+    time.sleep(60)
+if os.environ.get("RAISE"):
+    raise ValueError("the job failed here")
+sys.exit(int(os.environ.get("CODE", "0")))
+"""
+
+
+@pytest.fixture
+def sockets(tmp_path):
+    """A private socket folder for this test's server, shut down afterwards."""
+    d = tmp_path / "sock"
+    yield d
+    for sock in d.glob("*.sock") if d.is_dir() else []:
+        try:
+            _warm.request("shutdown", sock)
+        except OSError:
+            pass
+
+
+def _job(tmp_path, sockets, config=None, log=None, **env):
+    script = tmp_path / "job.py"
+    config = {"jobs": {"warm_workers": True}} if config is None else config
+    script.write_text(JOB.format(scripts=str(SCRIPTS), config=config, log=log))
+    full = {**os.environ, "UFS_WARM_DIR": str(sockets), **env}
+    full.pop("UFS_WARM_WORKERS", None)
+    full.pop("SLURM_JOB_ID", None)
+    full.update(env)
+    return [sys.executable, str(script), "arg1"], full
+
+
+def _run(tmp_path, sockets, config=None, log=None, umask=0o022, **env):
+    cmd, full = _job(tmp_path, sockets, config, log, **env)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=tmp_path,
+        env=full,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        umask=umask,
+    )
+    out, err = proc.communicate(timeout=120)
+    return proc.pid, proc.returncode, out, err
+
+
+def test_a_job_runs_in_a_warm_child_as_in_its_own_process(tmp_path, sockets):
+    (tmp_path / "logs").mkdir()
+    log = str(tmp_path / "logs" / "job.log")
+    pid, code, out, err = _run(tmp_path, sockets, log=log, PROBE="x", CODE="3")
+    assert code == 3, err
+    rec = json.loads(out.splitlines()[0])
+    assert rec["pid"] != pid  # the script ran in another process
+    assert rec["preloaded"] and rec["ufs_before"] == []  # libraries warm, project code fresh
+    assert rec["cwd"] == str(tmp_path) and rec["probe"] == "x" and rec["argv"] == ["arg1"]
+    assert rec["child"] == "1"
+    assert "to stderr" in err
+    side = json.loads((tmp_path / "logs" / "job.warm.json").read_text())
+    assert side["pid"] == rec["pid"] and side["cpu_seconds"] > 0
+    # a second job: the same server, one more job
+    assert rec["umask"] == 0o022 and rec["cpus"] == sorted(os.sched_getaffinity(0))
+    # a second job, with another umask: the same server, one more job, its umask
+    _, code, out2, _ = _run(tmp_path, sockets, umask=0o027)
+    rec2 = json.loads(out2.splitlines()[0])
+    assert code == 0 and rec2["pid"] not in (rec["pid"], pid) and rec2["umask"] == 0o027
+    stats = _warm.request("stats", next(sockets.glob("*.sock")))
+    assert stats["jobs"] == 2
+    assert not any(m == "ufs" or m.startswith("ufs.") for m in stats["modules"])
+
+
+def test_an_exception_prints_its_traceback_and_exits_1(tmp_path, sockets):
+    _, code, _, err = _run(tmp_path, sockets, RAISE="1")
+    assert code == 1
+    assert "Traceback" in err and "ValueError: the job failed here" in err
+    assert str(tmp_path / "job.py") in err  # the frame names the script's file
+
+
+def test_a_killed_client_takes_its_job_with_it(tmp_path, sockets):
+    pidfile = tmp_path / "pid"
+    cmd, env = _job(tmp_path, sockets, PIDFILE=str(pidfile))
+    client = subprocess.Popen(
+        cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.time() + 90
+    while not pidfile.exists() or not pidfile.read_text():
+        assert time.time() < deadline and client.poll() is None
+        time.sleep(0.05)
+    child = int(pidfile.read_text())
+    assert child != client.pid
+    client.send_signal(signal.SIGKILL)
+    client.wait()
+    deadline = time.time() + 10
+    while (
+        Path(f"/proc/{child}").exists()
+        and Path(f"/proc/{child}/stat").read_text().split()[2] != "Z"
+    ):
+        assert time.time() < deadline, "the job outlived its client"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize(
+    "config, env",
+    [
+        ({"jobs": {"warm_workers": False}}, {}),
+        ({"jobs": {"warm_workers": True}}, {"UFS_WARM_WORKERS": "0"}),
+        ({"jobs": {"warm_workers": True}}, {"SLURM_JOB_ID": "17"}),
+    ],
+    ids=["config-off", "env-off", "slurm-node"],
+)
+def test_off_the_job_runs_in_its_own_process(tmp_path, sockets, config, env):
+    (tmp_path / "logs").mkdir()
+    pid, code, out, _ = _run(
+        tmp_path, sockets, config=config, log=str(tmp_path / "logs" / "job.log"), **env
+    )
+    assert code == 0 and json.loads(out.splitlines()[0])["pid"] == pid
+    assert not sockets.exists() or not list(sockets.glob("*.sock"))
+
+
+def test_a_job_run_cold_drops_the_warm_record_of_an_earlier_run(tmp_path):
+    log = tmp_path / "job.log"
+    side = tmp_path / "job.warm.json"
+    side.write_text('{"cpu_seconds": 5}')
+    code = (
+        f"import sys, types; sys.path.insert(0, {str(SCRIPTS)!r}); import _job; "
+        f"_job.setup(types.SimpleNamespace(log=[{str(log)!r}], threads=1, "
+        "config={'jobs': {'warm_workers': False}}))"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert not side.exists() and "job cpu_seconds=" in log.read_text()
+
+
+def test_a_socket_folder_others_can_enter_is_refused(tmp_path, sockets):
+    sockets.mkdir(mode=0o777)
+    os.chmod(sockets, 0o777)
+    pid, code, out, err = _run(tmp_path, sockets)
+    assert code == 0 and json.loads(out.splitlines()[0])["pid"] == pid  # ran cold
+    assert "not a folder private to this user" in err
+    assert not list(sockets.glob("*.sock"))
+
+
+def test_ufs_imported_at_start_up_runs_the_job_cold_at_once(tmp_path, sockets):
+    """A sitecustomize that imports (and patches) the project, as tests/test_faults.py
+    injects a fault: a server would hold that code, so the job runs in its own process."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import ufs\n")
+    t0 = time.monotonic()
+    pid, code, out, err = _run(tmp_path, sockets, PYTHONPATH=str(site))
+    rec = json.loads(out.splitlines()[0])
+    assert code == 0 and rec["pid"] == pid and rec["ufs_before"]
+    assert "ufs imported at start-up" in err and time.monotonic() - t0 < 30
+
+
+def test_a_server_that_cannot_start_runs_the_job_cold_at_once(tmp_path, sockets):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import sys\nif 'serve' in sys.argv: sys.exit(5)\n")
+    t0 = time.monotonic()
+    pid, code, out, err = _run(tmp_path, sockets, PYTHONPATH=str(site))
+    assert code == 0 and json.loads(out.splitlines()[0])["pid"] == pid
+    assert "the warm server could not start (exit" in err and time.monotonic() - t0 < 30
+
+
+def test_the_server_leaves_when_idle(tmp_path, sockets):
+    _, code, _, _ = _run(tmp_path, sockets, UFS_WARM_IDLE="0.5")
+    assert code == 0
+    deadline = time.time() + 20
+    while list(sockets.glob("*.sock")):
+        assert time.time() < deadline, "the idle server did not leave"
+        time.sleep(0.1)
+
+
+def test_what_a_child_cannot_undo_needs_another_server(monkeypatch):
+    """Variables read at import, the priority and the resource limits are in the key;
+    a variable read when used is not."""
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    plain = _warm.server_key()
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    assert _warm.server_key() != plain
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS")
+    with monkeypatch.context() as m:
+        m.setattr(_warm.os, "getpriority", lambda *a: 19)  # a niced client
+        assert _warm.server_key() != plain
+    with monkeypatch.context() as m:
+        m.setattr(_warm.resource, "getrlimit", lambda r: (1 << 30, 1 << 30))  # ulimit -v
+        assert _warm.server_key() != plain
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:///x.db")  # read when used
+    assert _warm.server_key() == plain
+
+
+def test_the_compute_record_adds_the_warm_workers_cpu(tmp_path):
+    from ufs.pipeline.archive import archive_members
+    from ufs.report.benchmark_report import read_compute
+
+    for chunk, cpu in (("a.c000", 0.5), ("a.c001", 0.25)):
+        tsv = tmp_path / "benchmarks" / "fit" / "d" / f"{chunk}.tsv"
+        tsv.parent.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame({"s": [2.0], "cpu_time": [cpu]}).to_csv(tsv, sep="\t", index=False)
+    side = tmp_path / "logs" / "fit" / "d" / "a.c000.warm.json"
+    side.parent.mkdir(parents=True)
+    side.write_text(json.dumps({"cpu_seconds": 1.5, "client_cpu_seconds": 0.01, "pid": 1}))
+    compute = read_compute(tmp_path)
+    assert compute.loc["fit", "jobs"] == 2
+    assert compute.loc["fit", "cpu_time"] == pytest.approx(0.5 + 1.5 + 0.25)
+    assert compute.loc["fit", "s"] == pytest.approx(4.0)
+    assert "logs/fit/d/a.c000.warm.json" in archive_members(tmp_path)

@@ -1,0 +1,551 @@
+"""Warm workers: a workflow job runs in a process forked from a warm server (issue 39).
+
+Every job of the workflow is a ``script:`` that Snakemake runs in a fresh Python process;
+importing scikit-learn (for the estimators' base class), SciPy and pandas costs ~1.2 CPU-s
+before the job does anything, and most jobs of a small run do far less work than that.
+So a job's process (the *client*) hands its script to a *server* that has imported those
+libraries once and forks a child per job:
+
+* The client is the process Snakemake started. :func:`delegate` (called first thing by
+  ``_job.setup``) connects to the server through a Unix socket, passes its stdin, stdout
+  and stderr (the file descriptors themselves) and sends its working directory, its
+  environment, ``sys.path``, ``sys.argv`` and the script Snakemake generated (preamble
+  with the pickled ``snakemake`` object, then the script). It then waits and exits with
+  the job's exit code. Killing it (Ctrl-C, ``snakemake`` stopping a job, SIGKILL) closes
+  the socket, and the child kills itself: a job never outlives its client.
+* The child, forked from the server, takes the client's descriptors, directory,
+  environment, ``sys.path``, umask and CPU affinity, and runs the script as ``__main__``, exactly as Python would
+  (tracebacks to stderr, exit code from ``SystemExit``); ``_job.setup`` then runs the
+  job's usual set-up (log file, thread limits). It reports its exit code and CPU time.
+* The server imports only third-party libraries (:data:`PRELOAD`), never ``ufs``: the
+  child imports the project's code fresh, so an edited module is always the one that
+  runs. One server per environment (:func:`server_key`: interpreter, installed packages,
+  ``PYTHONPATH``, thread and library variables read at import, and what a child
+  inherits but cannot undo: priority (``nice``) and resource limits); it exits after
+  :data:`IDLE_SECONDS` without jobs.
+
+The compute record stays whole: Snakemake's benchmark file of a job measures the client
+only, so the client writes the child's CPU seconds beside the job's log
+(``<log>.warm.json``, read with the benchmark file by
+``ufs.report.benchmark_report.read_compute`` and archived with it).
+
+Off (every job in its own cold process, as before) when ``jobs.warm_workers`` is false,
+when ``UFS_WARM_WORKERS=0``, on a SLURM node (``SLURM_JOB_ID``: a job there is its own
+allocation, and a server would not outlive it), off Linux (``fork`` after importing
+BLAS-backed libraries is not safe on macOS), or when the socket folder is not private
+(owner and mode 0700 checked). If the server cannot start, the job runs cold and says so
+in its log. Standard library only: the client must start fast.
+"""
+
+from __future__ import annotations
+
+import atexit
+import builtins
+import hashlib
+import json
+import os
+import resource
+import signal
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import threading
+import time
+import traceback
+import types
+from pathlib import Path
+
+#: modules the server imports once; a module missing here is skipped
+PRELOAD = (
+    "numpy",
+    "scipy.linalg",
+    "scipy.sparse",
+    "scipy.sparse.csgraph",
+    "scipy.sparse.linalg",
+    "scipy.stats",
+    "scipy.optimize",
+    "pandas",
+    "sklearn.base",
+    "sklearn.cluster",
+    "sklearn.metrics",
+    "sklearn.utils.validation",
+    "threadpoolctl",
+    "yaml",
+    "jsonschema",
+    "matplotlib",
+    "mlflow",
+    "snakemake.iocontainers",
+    "snakemake.logging",
+    "snakemake.script",
+)
+#: the server exits after this many seconds without a job (``UFS_WARM_IDLE``)
+IDLE_SECONDS = 30.0
+#: how long a client waits for a server it started (the preload takes a few seconds)
+START_SECONDS = 60.0
+#: environment variables read when the preloaded libraries are imported: a different
+#: value needs a different server
+_IMPORT_ENV = (
+    "PYTHON",
+    "OMP_",
+    "OPENBLAS_",
+    "MKL_",
+    "BLIS_",
+    "GOTO",
+    "VECLIB_",
+    "NUMEXPR_",
+    "NPY_",
+    "MPL",
+    "LD_",
+)
+#: resource limits a child inherits from the server (``ulimit``): part of the key
+_RLIMITS = tuple(
+    n
+    for n in (
+        "RLIMIT_AS",
+        "RLIMIT_DATA",
+        "RLIMIT_CPU",
+        "RLIMIT_FSIZE",
+        "RLIMIT_NOFILE",
+        "RLIMIT_STACK",
+        "RLIMIT_CORE",
+        "RLIMIT_NPROC",
+        "RLIMIT_MEMLOCK",
+    )
+    if hasattr(resource, n)
+)
+CHILD_ENV = "UFS_WARM_CHILD"
+_HEADER = struct.Struct("!Q")
+
+
+def enabled(config: dict | None) -> bool:
+    """Whether this job process should hand its script to a warm server."""
+    env = os.environ.get("UFS_WARM_WORKERS", "").strip().lower()
+    if os.environ.get(CHILD_ENV) or env in ("0", "false", "no", "off"):
+        return False
+    if sys.platform != "linux" or "SLURM_JOB_ID" in os.environ:
+        return False
+    if env in ("1", "true", "yes", "on"):
+        return True
+    return bool(((config or {}).get("jobs") or {}).get("warm_workers", True))
+
+
+def socket_dir() -> Path:
+    """The private folder of this user's servers (``UFS_WARM_DIR``, else
+    ``$XDG_RUNTIME_DIR/ufs-warm``, else ``/tmp/ufs-warm-<uid>``)."""
+    if os.environ.get("UFS_WARM_DIR"):
+        return Path(os.environ["UFS_WARM_DIR"])
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isdir(runtime):
+        return Path(runtime) / "ufs-warm"
+    return Path("/tmp") / f"ufs-warm-{os.getuid()}"
+
+
+def private_dir(path: Path) -> Path:
+    """``path``, created 0700 if absent; an error unless it is a real folder owned by this
+    user that nobody else can enter (another user's socket would run our jobs' code)."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise PermissionError(f"{path} is not a folder private to this user (mode 0700)")
+    return path
+
+
+def server_key() -> str:
+    """What the preloaded modules depend on: the interpreter, the installed packages (the
+    site-packages folders' modification times change on install and removal), the
+    preload list, this file, and the environment variables read at import."""
+    parts = [sys.executable, sys.version, sys.prefix, repr(PRELOAD)]
+    parts.append(hashlib.sha256(Path(__file__).read_bytes()).hexdigest())
+    for entry in sys.path:
+        if entry.endswith(("site-packages", "dist-packages")) and os.path.isdir(entry):
+            parts.append(f"{entry}:{os.stat(entry).st_mtime_ns}")
+    parts += sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith(_IMPORT_ENV))
+    # what a forked child inherits and could not change back: its priority and its limits
+    parts.append(f"nice={os.getpriority(os.PRIO_PROCESS, 0)}")
+    parts += [f"{name}={resource.getrlimit(getattr(resource, name))}" for name in _RLIMITS]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
+
+
+def socket_path() -> Path:
+    return private_dir(socket_dir()) / f"{server_key()}.sock"
+
+
+# ---------------------------------------------------------------- the client
+
+
+def _send(sock: socket.socket, message: dict, fds: list[int] | None = None) -> None:
+    payload = json.dumps(message).encode()
+    if fds:
+        socket.send_fds(sock, [_HEADER.pack(len(payload))], fds)
+    else:
+        sock.sendall(_HEADER.pack(len(payload)))
+    sock.sendall(payload)
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    chunks = []
+    while n:
+        chunk = sock.recv(min(n, 1 << 20))
+        if not chunk:
+            raise ConnectionError("connection closed")
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _recv(sock: socket.socket, with_fds: int = 0) -> tuple[dict, list[int]]:
+    if with_fds:
+        head, fds, _, _ = socket.recv_fds(sock, _HEADER.size, with_fds)
+        if len(head) < _HEADER.size:
+            head += _recv_exact(sock, _HEADER.size - len(head))
+    else:
+        head, fds = _recv_exact(sock, _HEADER.size), []
+    (size,) = _HEADER.unpack(head)
+    return json.loads(_recv_exact(sock, size)), list(fds)
+
+
+def connect(path: Path | None = None, *, start: bool = True) -> socket.socket:
+    """A connection to the server of this environment, started if absent (and
+    ``start``); ``OSError`` if it cannot be reached within :data:`START_SECONDS`."""
+    path = path or socket_path()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(str(path))
+        return sock
+    except (FileNotFoundError, ConnectionRefusedError):
+        if not start:
+            sock.close()
+            raise
+    sock.close()
+    log = open(path.with_suffix(".log"), "ab")  # noqa: SIM115
+    env = {k: v for k, v in os.environ.items() if k != CHILD_ENV}
+    server = subprocess.Popen(
+        [sys.executable, __file__, "serve", str(path)],
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        env=env,
+        start_new_session=True,
+        close_fds=True,
+    )
+    log.close()
+    deadline = time.monotonic() + START_SECONDS
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(str(path))
+            return sock
+        except (FileNotFoundError, ConnectionRefusedError):
+            sock.close()
+            if server.poll():  # 0: another server of this key holds the lock, wait for it
+                raise OSError(
+                    f"the warm server could not start (exit {server.returncode}; "
+                    f"{path.with_suffix('.log')})"
+                ) from None
+            if time.monotonic() > deadline:
+                raise OSError(f"no warm server at {path} after {START_SECONDS:.0f} s") from None
+            time.sleep(0.05)
+
+
+def _sidecar(log: str | None) -> Path | None:
+    return Path(f"{os.path.splitext(log)[0]}.warm.json") if log else None
+
+
+def delegate(config: dict | None, log: str | None = None) -> None:
+    """In a job's own process: run this script in a warm child and exit with its code.
+    Returns (and the job runs here, cold) when warm workers are off or unavailable."""
+    if not enabled(config):
+        return
+    main = sys.modules["__main__"]
+    script = getattr(main, "__real_file__", None) or getattr(main, "__file__", None)
+    if not script or not os.path.isfile(script):
+        return
+    if any(m == "ufs" or m.startswith("ufs.") for m in sys.modules):
+        # imported before the script ran (a sitecustomize, say): a server started in this
+        # environment would hold the project's code, and its children that copy
+        print(
+            "ufs warm workers: ufs imported at start-up; this job runs in its own process",
+            file=sys.stderr,
+        )
+        return
+    try:
+        sock = connect()
+    except OSError as exc:
+        print(f"ufs warm workers: {exc}; this job runs in its own process", file=sys.stderr)
+        return
+    start = resource_cpu()
+    with sock:
+        _send(
+            sock,
+            {
+                "op": "run",
+                "cwd": os.getcwd(),
+                "env": dict(os.environ),
+                "path": list(sys.path),
+                "argv": list(sys.argv),
+                "file": script,
+                "source": Path(script).read_text(),
+                "umask": _umask(),
+                "cpus": sorted(os.sched_getaffinity(0)),
+            },
+            fds=[0, 1, 2],
+        )
+        try:
+            result, _ = _recv(sock)
+        except (ConnectionError, OSError):
+            result = None
+    if result is None:
+        print(
+            "ufs warm workers: the job's process ended without reporting (killed by a "
+            "signal, or out of memory)",
+            file=sys.stderr,
+        )
+        code = 1
+    else:
+        code = int(result["exit"])
+        side = _sidecar(log)
+        if side is not None and side.parent.is_dir():
+            record = {
+                "cpu_seconds": round(result["cpu_seconds"], 3),
+                "client_cpu_seconds": round(resource_cpu() - start, 3),
+                "pid": result["pid"],
+            }
+            tmp = side.with_name(f".{side.name}.tmp")
+            tmp.write_text(json.dumps(record) + "\n")
+            os.replace(tmp, side)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _umask() -> int:
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
+def drop_sidecar(log: str | None) -> None:
+    """A job that runs cold removes the warm record of an earlier run of it."""
+    side = _sidecar(log)
+    if side is not None and side.exists():
+        side.unlink()
+
+
+def resource_cpu(who: int | None = None) -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF if who is None else who)
+    return r.ru_utime + r.ru_stime
+
+
+# ---------------------------------------------------------------- the child
+
+
+def _watch(conn: socket.socket, done: threading.Event) -> None:
+    """The client's end closing means the job was stopped: stop with it."""
+    try:
+        while conn.recv(4096):
+            pass
+    except OSError:
+        pass
+    if not done.is_set():
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _exit_code(exc: SystemExit) -> int:
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
+def run_child(conn: socket.socket, request: dict, fds: list[int]) -> None:
+    """The forked child: become the client's process, run its script, report, exit."""
+    for sig in (signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for target, fd in zip((0, 1, 2), fds, strict=True):
+        os.dup2(fd, target)
+        os.close(fd)
+    # the standard streams on the client's descriptors (``sys.__stderr__`` too: a job may
+    # write to the console past its log)
+    sys.stdin = sys.__stdin__ = open(0, closefd=False)  # noqa: SIM115
+    sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+    sys.stderr = sys.__stderr__ = open(  # noqa: SIM115
+        2, "w", buffering=1, closefd=False, errors="backslashreplace"
+    )
+    os.umask(request["umask"])
+    os.sched_setaffinity(0, request["cpus"])
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.environ[CHILD_ENV] = "1"
+    sys.path[:] = request["path"]
+    sys.argv[:] = request["argv"]
+    if "numpy" in sys.modules:  # a fresh process's legacy global RNG is seeded from the OS
+        sys.modules["numpy"].random.seed()
+    done = threading.Event()
+    threading.Thread(target=_watch, args=(conn, done), daemon=True).start()
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=request["file"], __builtins__=builtins)
+    sys.modules["__main__"] = main
+    code = 0
+    try:
+        exec(compile(request["source"], request["file"], "exec"), main.__dict__)
+    except SystemExit as exc:
+        code = _exit_code(exc)
+    except BaseException:  # noqa: BLE001 - printed as Python prints an uncaught exception
+        traceback.print_exc()
+        code = 1
+    try:
+        atexit._run_exitfuncs()
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    cpu = resource_cpu() + resource_cpu(resource.RUSAGE_CHILDREN)
+    done.set()
+    try:
+        _send(conn, {"exit": code, "cpu_seconds": cpu, "pid": os.getpid()})
+    except OSError:
+        pass
+    os._exit(code)
+
+
+# ---------------------------------------------------------------- the server
+
+
+def _peer_uid(conn: socket.socket) -> int:
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[1]
+
+
+def _stats(jobs: int, children: set[int]) -> dict:
+    return {
+        "pid": os.getpid(),
+        "jobs": jobs,
+        "running": len(children),
+        "cpu_seconds": resource_cpu(),
+        "children_cpu_seconds": resource_cpu(resource.RUSAGE_CHILDREN),
+        "modules": sorted(sys.modules),
+    }
+
+
+def serve(path: Path, idle: float | None = None) -> None:
+    """Preload, listen on ``path`` and fork a child per job until idle (or asked to shut
+    down). On leaving, the socket is removed and the lock released first, so a new client
+    starts a new server, and connections already queued are still served."""
+    import fcntl
+    import importlib
+    import select
+
+    idle = float(os.environ.get("UFS_WARM_IDLE", idle or IDLE_SECONDS))
+    lock = open(path.with_suffix(".lock"), "w")  # noqa: SIM115
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return  # another server of this key is starting or running
+    t0 = time.monotonic()
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - a library not installed is not preloaded
+            print(f"preload {name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+    if any(m == "ufs" or m.startswith("ufs.") for m in sys.modules):
+        print(
+            "ufs imported at start-up: children must import it fresh; not serving", file=sys.stderr
+        )
+        sys.exit(3)
+    if path.exists():
+        path.unlink()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    os.chmod(path, 0o600)
+    listener.listen(64)
+    print(f"{time.ctime()} server {os.getpid()} ready in {time.monotonic() - t0:.1f} s", flush=True)
+    children: set[int] = set()
+    jobs = 0
+    last = time.monotonic()
+    leaving = False
+    waiting: socket.socket | None = None
+
+    def reap() -> None:
+        nonlocal last
+        while children:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                children.clear()
+                return
+            if pid == 0:
+                return
+            children.discard(pid)
+            last = time.monotonic()
+
+    while True:
+        reap()
+        if not leaving and (
+            waiting is not None or (not children and time.monotonic() - last > idle)
+        ):
+            leaving = True
+            path.unlink(missing_ok=True)
+            lock.close()
+        ready, _, _ = select.select([listener], [], [], 0 if leaving else 0.2)
+        if not ready:
+            if leaving and not children:
+                break
+            if leaving:
+                time.sleep(0.05)
+            continue
+        conn, _ = listener.accept()
+        last = time.monotonic()
+        try:
+            if _peer_uid(conn) != os.getuid():
+                conn.close()
+                continue
+            conn.settimeout(30)
+            request, fds = _recv(conn, with_fds=3)
+            conn.settimeout(None)
+        except (OSError, ValueError, ConnectionError):
+            conn.close()
+            continue
+        op = request.get("op")
+        if op == "run" and len(fds) == 3:
+            pid = os.fork()
+            if pid == 0:
+                listener.close()
+                if not lock.closed:
+                    lock.close()
+                run_child(conn, request, fds)
+            children.add(pid)
+            jobs += 1
+        elif op == "stats":
+            _send(conn, _stats(jobs, children))
+        elif op == "shutdown" and waiting is None:
+            waiting = conn  # answered once the running jobs have ended
+        for fd in fds:
+            os.close(fd)
+        if conn is not waiting:
+            conn.close()
+    listener.close()
+    if waiting is not None:
+        with waiting:
+            _send(waiting, _stats(jobs, children))
+    print(f"{time.ctime()} server {os.getpid()} exits after {jobs} jobs", flush=True)
+
+
+def request(op: str, path: Path | None = None) -> dict:
+    """``stats`` or ``shutdown`` of the running server (its CPU, its children's CPU once
+    they ended, the jobs it ran, its modules); ``OSError`` if none runs."""
+    with connect(path, start=False) as sock:
+        _send(sock, {"op": op})
+        return _recv(sock)[0]
+
+
+if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "serve":
+    serve(Path(sys.argv[2]))
