@@ -245,3 +245,38 @@ def test_the_compute_record_adds_the_warm_workers_cpu(tmp_path):
     assert compute.loc["fit", "cpu_time"] == pytest.approx(0.5 + 1.5 + 0.25)
     assert compute.loc["fit", "s"] == pytest.approx(4.0)
     assert "logs/fit/d/a.c000.warm.json" in archive_members(tmp_path)
+
+
+@pytest.mark.slow
+def test_a_workflow_run_gives_the_same_results_warm_and_cold(tmp_path):
+    """The same config run with every job in its own process and in warm workers: equal
+    tables (timings aside) and equal selections; only the warm run has worker records."""
+    from tests.workflow_helpers import TINY, result_tables, run_snakemake, write_config
+
+    config = {**TINY, "mlflow": {"enabled": False}, "datasets": {"wine": {"h": [2, 4]}}}
+    results = {}
+    for mode in ("0", "1"):
+        wd = tmp_path / f"warm{mode}"
+        wd.mkdir()
+        cfg = write_config(wd, config)
+        os.environ["UFS_WARM_WORKERS"] = mode
+        try:
+            run_snakemake(wd, cfg)
+        finally:
+            os.environ.pop("UFS_WARM_WORKERS")
+        selections = {
+            p.name: [
+                (r["h"], r["selected"], r["per_restart"])
+                for e in json.loads(p.read_text())["evaluations"]
+                for r in e["results"]
+            ]
+            for p in sorted((wd / "results" / "evaluations" / "wine").glob("*.json"))
+        }
+        records = sorted((wd / "results" / "logs").rglob("*.warm.json"))
+        results[mode] = (result_tables(wd), selections, records)
+    cold, warm = results["0"], results["1"]
+    assert cold[0].keys() == warm[0].keys() and cold[0]
+    for name in cold[0]:
+        pd.testing.assert_frame_equal(cold[0][name], warm[0][name])
+    assert cold[1] == warm[1] and len(cold[1]) >= 5
+    assert not cold[2] and any("fit" in p.parts for p in warm[2])
