@@ -36,7 +36,8 @@ _warm.delegate({config!r}, {log!r})
 print(json.dumps({{"pid": os.getpid(), "cwd": os.getcwd(), "probe": os.environ.get("PROBE"),
                   "ufs_before": FIRST, "preloaded": PRELOADED, "argv": sys.argv[1:],
                   "child": os.environ.get("UFS_WARM_CHILD"), "umask": os.umask(0),
-                  "cpus": sorted(os.sched_getaffinity(0))}}), flush=True)
+                  "cpus": sorted(os.sched_getaffinity(0)),
+                  "tmp": __import__("tempfile").gettempdir()}}), flush=True)
 print("to stderr", file=sys.stderr)
 if os.environ.get("PIDFILE"):
     open(os.environ["PIDFILE"], "w").write(str(os.getpid()))
@@ -88,7 +89,9 @@ def _run(tmp_path, sockets, config=None, log=None, umask=0o022, **env):
 def test_a_job_runs_in_a_warm_child_as_in_its_own_process(tmp_path, sockets):
     (tmp_path / "logs").mkdir()
     log = str(tmp_path / "logs" / "job.log")
-    pid, code, out, err = _run(tmp_path, sockets, log=log, PROBE="x", CODE="3")
+    pid, code, out, err = _run(
+        tmp_path, sockets, log=log, PROBE="x", CODE="3", TMPDIR=str(tmp_path)
+    )
     assert code == 3, err
     rec = json.loads(out.splitlines()[0])
     assert rec["pid"] != pid  # the script ran in another process
@@ -100,10 +103,12 @@ def test_a_job_runs_in_a_warm_child_as_in_its_own_process(tmp_path, sockets):
     assert side["pid"] == rec["pid"] and side["cpu_seconds"] > 0
     # a second job: the same server, one more job
     assert rec["umask"] == 0o022 and rec["cpus"] == sorted(os.sched_getaffinity(0))
+    assert rec["tmp"] == str(tmp_path)
     # a second job, with another umask: the same server, one more job, its umask
     _, code, out2, _ = _run(tmp_path, sockets, umask=0o027)
     rec2 = json.loads(out2.splitlines()[0])
     assert code == 0 and rec2["pid"] not in (rec["pid"], pid) and rec2["umask"] == 0o027
+    assert rec2["tmp"] != str(tmp_path)  # its own TMPDIR, not the server's
     stats = _warm.request("stats", next(sockets.glob("*.sock")))
     assert stats["jobs"] == 2
     assert not any(m == "ufs" or m.startswith("ufs.") for m in stats["modules"])

@@ -386,6 +386,8 @@ def run_child(conn: socket.socket, request: dict, fds: list[int]) -> None:
     sys.argv[:] = request["argv"]
     if "numpy" in sys.modules:  # a fresh process's legacy global RNG is seeded from the OS
         sys.modules["numpy"].random.seed()
+    if "tempfile" in sys.modules:  # found again from the client's TMPDIR, if a library
+        sys.modules["tempfile"].tempdir = None  # asked for it while the server imported
     done = threading.Event()
     threading.Thread(target=_watch, args=(conn, done), daemon=True).start()
     main = types.ModuleType("__main__")
