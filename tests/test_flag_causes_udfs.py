@@ -45,8 +45,9 @@ def test_gamma_one_collapses_to_c_axes_ours_and_authors_mode():
     for est in (ours, authors):  # c = 3 rows carry the weight; the rest is ~1e-4 of it
         w = np.sort(np.linalg.norm(est.W_, axis=1))[::-1] / np.linalg.norm(est.W_, axis=1).max()
         assert w[2] > 0.99 and w[3] < 1e-3
-        # resolved_rank_ counts the rows above 1e-4 of the largest: 3, or 4 when round-off
-        # (BLAS threads) puts the largest of the collapsed rows at 1.08e-4 (measured)
-        assert est.resolved_rank_ in (3, 4)
+        # resolved_rank_ counts the rows above 1e-4 of the largest; the collapsed rows sit
+        # at ~1e-4 of it, so how many of them count is round-off (3, 4 and 6 measured, with
+        # BLAS threads): what the flag needs is that fewer rows than h = 10 carry weight
+        assert 3 <= est.resolved_rank_ < 10
     assert np.linalg.norm(ours.W_, axis=1).sum() - 3 < 0.05  # ‖W‖₂,₁ ≈ c: c axes
     assert _fit(X, gamma=1e-4).resolved_rank_ > 30  # the collapse is γ against k·n/p
