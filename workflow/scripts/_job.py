@@ -1,7 +1,6 @@
 """Job set-up shared by the workflow scripts: warm worker, log file, thread limits, CPU time."""
 
 import atexit
-import os
 import resource
 import sys
 
@@ -26,8 +25,7 @@ def setup(snakemake) -> None:
     orders of magnitude)."""
     log = snakemake.log[0] if snakemake.log else None
     _warm.delegate(snakemake.config, log)
-    if not os.environ.get(_warm.CHILD_ENV):
-        _warm.drop_sidecar(log)
+    _warm.drop_sidecar(log)
     if snakemake.log:
         sys.stderr = open(snakemake.log[0], "w", buffering=1)  # noqa: SIM115
     atexit.register(_report_cpu)

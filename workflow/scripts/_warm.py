@@ -14,8 +14,8 @@ libraries once and forks a child per job:
   the job's exit code. Killing it (Ctrl-C, ``snakemake`` stopping a job, SIGKILL) closes
   the socket, and the child kills itself: a job never outlives its client.
 * The child, forked from the server, takes the client's descriptors, directory,
-  environment, ``sys.path``, umask and CPU affinity, and runs the script as ``__main__``, exactly as Python would
-  (tracebacks to stderr, exit code from ``SystemExit``); ``_job.setup`` then runs the
+  environment, ``sys.path``, umask and CPU affinity, and runs the script as ``__main__``,
+  exactly as Python would (tracebacks to stderr, exit code from ``SystemExit``); ``_job.setup`` then runs the
   job's usual set-up (log file, thread limits). It reports its exit code and CPU time.
 * The server imports only third-party libraries (:data:`PRELOAD`), never ``ufs``: the
   child imports the project's code fresh, so an edited module is always the one that
@@ -249,6 +249,11 @@ def connect(path: Path | None = None, *, start: bool = True) -> socket.socket:
             time.sleep(0.05)
 
 
+def _holds_ufs() -> bool:
+    """Whether this process has imported the project (a server must not: see above)."""
+    return any(m == "ufs" or m.startswith("ufs.") for m in sys.modules)
+
+
 def _sidecar(log: str | None) -> Path | None:
     return Path(f"{os.path.splitext(log)[0]}.warm.json") if log else None
 
@@ -262,7 +267,7 @@ def delegate(config: dict | None, log: str | None = None) -> None:
     script = getattr(main, "__real_file__", None) or getattr(main, "__file__", None)
     if not script or not os.path.isfile(script):
         return
-    if any(m == "ufs" or m.startswith("ufs.") for m in sys.modules):
+    if _holds_ufs():
         # imported before the script ran (a sitecustomize, say): a server started in this
         # environment would hold the project's code, and its children that copy
         print(
@@ -327,7 +332,10 @@ def _umask() -> int:
 
 
 def drop_sidecar(log: str | None) -> None:
-    """A job that runs cold removes the warm record of an earlier run of it."""
+    """A job that runs cold (not in a warm child) removes the warm record of an earlier
+    run of it."""
+    if os.environ.get(CHILD_ENV):
+        return
     side = _sidecar(log)
     if side is not None and side.exists():
         side.unlink()
@@ -458,7 +466,7 @@ def serve(path: Path, idle: float | None = None) -> None:
             importlib.import_module(name)
         except Exception as exc:  # noqa: BLE001 - a library not installed is not preloaded
             print(f"preload {name}: {type(exc).__name__}: {exc}", file=sys.stderr)
-    if any(m == "ufs" or m.startswith("ufs.") for m in sys.modules):
+    if _holds_ufs():
         print(
             "ufs imported at start-up: children must import it fresh; not serving", file=sys.stderr
         )
