@@ -37,7 +37,9 @@ print(json.dumps({{"pid": os.getpid(), "cwd": os.getcwd(), "probe": os.environ.g
                   "ufs_before": FIRST, "preloaded": PRELOADED, "argv": sys.argv[1:],
                   "child": os.environ.get("UFS_WARM_CHILD"), "umask": os.umask(0),
                   "cpus": sorted(os.sched_getaffinity(0)),
-                  "tmp": __import__("tempfile").gettempdir()}}), flush=True)
+                  "tmp": __import__("tempfile").gettempdir(),
+                  "gc": [__import__("gc").isenabled(), __import__("gc").get_freeze_count()]}}),
+      flush=True)
 print("to stderr", file=sys.stderr)
 if os.environ.get("PIDFILE"):
     open(os.environ["PIDFILE"], "w").write(str(os.getpid()))
@@ -98,6 +100,9 @@ def test_a_job_runs_in_a_warm_child_as_in_its_own_process(tmp_path, sockets):
     assert rec["preloaded"] and rec["ufs_before"] == []  # libraries warm, project code fresh
     assert rec["cwd"] == str(tmp_path) and rec["probe"] == "x" and rec["argv"] == ["arg1"]
     assert rec["child"] == "1"
+    # collection on, the server's objects frozen: a collection in the child does not copy
+    # the shared pages of the imports
+    assert rec["gc"][0] and rec["gc"][1] > 10_000
     assert "to stderr" in err
     side = json.loads((tmp_path / "logs" / "job.warm.json").read_text())
     assert side["pid"] == rec["pid"] and side["cpu_seconds"] > 0

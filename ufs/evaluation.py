@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.cluster import KMeans
 
-from .metrics import ari, clustering_accuracy, nmi, normalized_entropy
+from .metrics import clustering_scores
 from .validation import check_data, check_labels
 
 __all__ = ["EvaluationResult", "evaluate_clustering", "METRICS"]
@@ -75,8 +75,7 @@ def evaluate_clustering(
         km = KMeans(n_clusters=k, n_init=1, random_state=int(seed), max_iter=max_iter)
         labels = km.fit_predict(X)
         inertia[i] = km.inertia_
-        vals["acc"][i] = clustering_accuracy(y, labels)
-        vals["nmi"][i] = nmi(y, labels, average=nmi_average)
-        vals["ari"][i] = ari(y, labels)
-        vals["ne"][i] = normalized_entropy(labels, n_clusters=k)
+        scores = clustering_scores(y, labels, nmi_average=nmi_average, n_clusters=k)
+        for m in METRICS:
+            vals[m][i] = scores[m]
     return EvaluationResult(per_restart=vals, seeds=seeds, inertia=inertia)

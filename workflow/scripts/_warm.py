@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import atexit
 import builtins
+import gc
 import hashlib
 import json
 import os
@@ -373,6 +374,7 @@ def run_child(conn: socket.socket, request: dict, fds: list[int]) -> None:
     """The forked child: become the client's process, run its script, report, exit."""
     for sig in (signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
+    gc.enable()  # off in the server (see serve); the server's objects stay frozen
     signal.signal(signal.SIGINT, signal.default_int_handler)
     for target, fd in zip((0, 1, 2), fds, strict=True):
         os.dup2(fd, target)
@@ -471,6 +473,12 @@ def serve(path: Path, idle: float | None = None) -> None:
             "ufs imported at start-up: children must import it fresh; not serving", file=sys.stderr
         )
         sys.exit(3)
+    # The children share the imports' memory copy-on-write. A garbage collection in a
+    # child would write to every object it scans (its reference counts of the collection)
+    # and copy those pages: half a fit job's start-up CPU (0.30 → 0.14 s, 256 000 objects).
+    # So, as the gc module's documentation advises: no collection in the server, every
+    # object frozen (never scanned) before a fork, collection on again in the child.
+    gc.disable()
     if path.exists():
         path.unlink()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -526,6 +534,7 @@ def serve(path: Path, idle: float | None = None) -> None:
             continue
         op = request.get("op")
         if op == "run" and len(fds) == 3:
+            gc.freeze()
             pid = os.fork()
             if pid == 0:
                 listener.close()
