@@ -18,6 +18,8 @@ REPO = Path(__file__).resolve().parents[1]
 EXPERIMENTS = REPO / "config" / "experiments"
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 PAPERS = ["kmeans_ufs", "dgufs", "golfs", "spcafs", "fsbc"]
+#: runs behind a paper's figures rather than its tables
+FIGURE_RUNS = ["kmeans_ufs_sensitivity"]
 
 #: h grid of each paper (see the comments in each config)
 H_GRID = {
@@ -35,10 +37,29 @@ def load(paper: str) -> dict:
 
 def test_one_config_per_paper():
     # and the cross-data-set benchmark (tests/test_benchmark_config.py)
-    assert sorted(p.stem for p in EXPERIMENTS.glob("*.yaml")) == sorted(PAPERS + ["benchmark"])
+    assert sorted(p.stem for p in EXPERIMENTS.glob("*.yaml")) == sorted(
+        PAPERS + FIGURE_RUNS + ["benchmark"]
+    )
     readme = (EXPERIMENTS / "README.md").read_text()
-    for paper in PAPERS:
+    for paper in PAPERS + FIGURE_RUNS:
         assert f"{paper}.yaml" in readme
+
+
+def test_kmeans_ufs_sensitivity_is_the_papers_figure_3_grid():
+    """§V-C: μ⁰ from {10^-6, 10^-3, ..., 10^6}, ρ from {1.0001, 1.01, 1.1, 10, 100}, h = 50
+    (Fig. 4's), on offline data sets, one plan of 5 × 5 settings plus the default."""
+    cfg = load("kmeans_ufs_sensitivity")
+    validate(cfg, str(SCHEMA))
+    assert cfg["output_dir"] == "results/kmeans_ufs_sensitivity"
+    assert cfg["mlflow"]["experiment"] == "ufs-bench-kmeans_ufs_sensitivity"
+    assert cfg["evaluation"]["restarts"] == 20
+    grid = cfg["methods"]["kmeans_ufs"]["grid"]
+    assert grid == {"mu0": [1e-6, 1e-3, 1.0, 1e3, 1e6], "rho": [1.0001, 1.01, 1.1, 10.0, 100.0]}
+    assert all(entry["h"] == [50] for entry in cfg["datasets"].values())
+    assert not any(get_dataset(d).needs_network for d in cfg["datasets"])
+    plan = build_plan(cfg)
+    settings = {(t.method, t.pid) for ts in plan.chunks("umist").values() for t in ts}
+    assert len(settings) == 26  # the grid and the label-free default (0.1, 1.05)
 
 
 @pytest.mark.parametrize("paper", PAPERS)

@@ -1,9 +1,11 @@
 """ufs command line: list the registered methods, run a small end-to-end demo, write the
 reproduction, benchmark and parity reports, archive, migrate and restore benchmark results,
-and place a new method in the archived benchmark (compare).
+place a new method in the archived benchmark (compare), and draw a method's scores over two
+of its parameters (sensitivity-figure).
 
-Size (~800 lines): one ``argparse`` sub-command per job (methods, demo, the reproduction
-and benchmark reports, archive, migrate, restore, compare, parity), each a thin adapter over the library; they share
+Size (~880 lines): one ``argparse`` sub-command per job (methods, demo, the reproduction
+and benchmark reports, archive, migrate, restore, compare, parity, sensitivity-figure), each
+a thin adapter over the library; they share
 the argument conventions and the user-error handling (no traceback for a user error), so
 they stay in one entry point.
 """
@@ -744,6 +746,86 @@ def _add_parity(sub) -> None:
     par.add_argument("--only", nargs="+", help="run only these case tags")
 
 
+def _sensitivity_figure(args: argparse.Namespace) -> int:
+    """A method's scores over two parameters of its grid, and its label-free setting's
+    convergence curve (:mod:`ufs.report.param_grid`; the K-means UFS paper's Figs. 3-4),
+    from a run's results folder or from its archive alone."""
+    import glob
+    import tempfile
+    from pathlib import Path
+
+    from .pipeline.archive import ArchiveError, restore_archive
+    from .report.param_grid import write_grid_report
+
+    def write(root: Path) -> list[Path]:
+        files = sorted(glob.glob(str(root / "evaluations" / "*" / "*.json")))
+        if not files:
+            raise ValueError(f"no evaluation files under {root / 'evaluations'}")
+        return write_grid_report(
+            files,
+            args.method,
+            args.x,
+            args.y,
+            args.out_dir,
+            cols=args.cols,
+            title=args.title,
+            reference=args.curve_reference,
+        )
+
+    try:
+        if args.archive:
+            with tempfile.TemporaryDirectory(prefix="ufs-sensitivity-") as tmp:
+                restore_archive(args.archive, tmp)
+                paths = write(Path(tmp))
+        else:
+            paths = write(Path(args.results))
+    except (ValueError, ArchiveError, OSError) as exc:
+        print(f"ufs sensitivity-figure: {exc}", file=sys.stderr)
+        return 2
+    for p in paths:
+        print(f"wrote {p}")
+    return 0
+
+
+def _add_sensitivity_figure(sub) -> None:
+    sen = sub.add_parser(
+        "sensitivity-figure",
+        help="a method's scores over two of its parameters (heat maps, tables) and its "
+        "label-free convergence curve",
+    )
+    src = sen.add_mutually_exclusive_group()
+    src.add_argument(
+        "--results",
+        default="results/kmeans_ufs_sensitivity",
+        help="the run's results folder (%(default)s)",
+    )
+    src.add_argument(
+        "--archive", default=None, help="read the run's archive instead (ufs benchmark-archive)"
+    )
+    sen.add_argument("--method", required=True, help="the method (a registry name)")
+    sen.add_argument("--x", required=True, help="the parameter along the columns")
+    sen.add_argument("--y", required=True, help="the parameter along the rows")
+    sen.add_argument(
+        "--cols",
+        nargs="+",
+        default=["acc_mean", "nmi_mean"],
+        help="the quantities shown: metric means (acc_mean, nmi_mean, ari_mean, "
+        "ne_mean) or a fit's recorded facts (n_iter, optimality_gap, ...)",
+    )
+    sen.add_argument(
+        "--out-dir",
+        default="docs/sensitivity",
+        help="folder of the figures and the markdown (%(default)s)",
+    )
+    sen.add_argument("--title", default=None, help="the markdown's heading")
+    sen.add_argument(
+        "--curve-reference",
+        default=None,
+        help="a recorded fact of the fit drawn as a dashed line on the convergence "
+        "curve (K-means UFS: exact_objective, its model's global optimum)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``ufs`` argument parser: every option and subcommand has a help text."""
     parser = argparse.ArgumentParser(prog="ufs", description=__doc__.split("\n\n")[0])
@@ -763,6 +845,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_benchmark_report,
         _add_benchmark_archive,
         _add_parity,
+        _add_sensitivity_figure,
     ):
         add(sub)
     return parser
@@ -776,6 +859,7 @@ _COMMANDS = {
     "compare": _compare,
     "benchmark-restore": _benchmark_restore,
     "parity": _parity,
+    "sensitivity-figure": _sensitivity_figure,
     "methods": _methods,
     "demo": _demo,
 }

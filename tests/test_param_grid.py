@@ -1,0 +1,142 @@
+"""A method's scores over two of its parameters (``ufs.report.param_grid``, ``ufs
+sensitivity-figure``; the K-means UFS paper's Figs. 3-4, issue 38): every grid point in its
+cell with its status mark, class defaults filled in, the label-free setting apart, clear
+errors; the committed figure page regenerates from its archive."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ufs.cli import main
+from ufs.fileio import write_json
+from ufs.report.param_grid import grid_markdown, grid_scores, write_grid_report
+
+ROOT = Path(__file__).resolve().parents[1]
+ARCHIVE = ROOT / "benchmarks" / "results" / "kmeans_ufs_sensitivity.tar.xz"
+PAGE = ROOT / "docs" / "kmeans_ufs_figures" / "kmeans_ufs_mu0_rho.md"
+
+
+def _ev(params, acc, *, label_free=False, in_grid=True, status="ok", n_iter=7, dataset="toy"):
+    return {
+        "dataset": dataset,
+        "method": "kmeans_ufs",
+        "pid": "p" + "_".join(f"{v:g}" for v in params.values()),
+        "params": params,
+        "label_free": label_free,
+        "in_grid": in_grid,
+        "results": [
+            {
+                "h": 5,
+                "acc_mean": acc,
+                "acc_std": 0.01,
+                "nmi_mean": acc / 2,
+                "nmi_std": 0.0,
+                "fit_status": status,
+                "fit_info": {"n_iter": n_iter, "converged": status != "not_converged"},
+                "objective_curve": [3.0, 2.0, 1.5],
+            }
+        ],
+    }
+
+
+@pytest.fixture
+def files(tmp_path):
+    evs = [
+        _ev({"mu0": 1e-3, "rho": 1.1}, 0.50),
+        _ev({"mu0": 1e3, "rho": 1.1}, 0.40, status="not_converged"),
+        _ev({"mu0": 1e-3, "rho": 10.0}, 0.30),
+        _ev({"mu0": 1e3, "rho": 10.0}, 0.20, status="degenerate"),
+        # the label-free default: no parameter given, the class defaults apply
+        _ev({}, 0.45, label_free=True, in_grid=False),
+    ]
+    path = tmp_path / "kmeans_ufs.c000.json"
+    write_json(path, {"evaluations": evs})
+    return [path]
+
+
+def test_every_grid_point_in_its_cell_with_its_mark(files):
+    scores = grid_scores(files, "kmeans_ufs", "mu0", "rho")
+    default = scores[scores["label_free"]].iloc[0]
+    assert (default["mu0"], default["rho"]) == (0.1, 1.05)  # KMeansUFS's defaults
+    lines = grid_markdown(scores, "mu0", "rho", ["acc_mean", "n_iter"])
+    text = "\n".join(lines)
+    assert "| ACC | mu0 = 0.001 | mu0 = 1000 |" in text
+    assert "| rho = 1.1 | 0.500 | 0.400† |" in text  # rows ρ, columns μ⁰
+    assert "| rho = 10 | 0.300 | 0.200◊ |" in text
+    assert "| rho = 1.1 | 7 | 7† |" in text  # a fit fact, same marks
+    assert "*label-free default mu0 = 0.1, rho = 1.05: ACC 0.450, n_iter 7.*" in text
+    assert "0.45" not in text.split("*label-free")[0]  # off the grid: not in a cell
+
+
+def test_the_report_writes_figures_and_tables(files, tmp_path):
+    paths = write_grid_report(
+        files, "kmeans_ufs", "mu0", "rho", tmp_path / "out", title="T", reference="n_iter"
+    )
+    assert [p.name for p in paths] == [
+        "kmeans_ufs_mu0_rho.png",
+        "kmeans_ufs_convergence.png",
+        "kmeans_ufs_mu0_rho.md",
+    ]
+    assert all(p.stat().st_size > 0 for p in paths)
+    assert (tmp_path / "out" / "kmeans_ufs_mu0_rho.pdf").exists()
+    assert paths[2].read_text().startswith("# T\n")
+
+
+def test_clear_errors(files, tmp_path, capsys):
+    with pytest.raises(ValueError, match="no parameter 'gamma'.*mu0"):
+        grid_scores(files, "kmeans_ufs", "gamma", "rho")
+    with pytest.raises(ValueError, match="no evaluation of 'udfs'"):
+        grid_scores(files, "udfs", "gamma", "lam")
+    with pytest.raises(ValueError, match="no column 'bogus'"):
+        write_grid_report(files, "kmeans_ufs", "mu0", "rho", tmp_path / "o", cols=["bogus"])
+    code = main(
+        [
+            "sensitivity-figure",
+            "--results",
+            str(tmp_path / "none"),
+            "--method",
+            "kmeans_ufs",
+            "--x",
+            "mu0",
+            "--y",
+            "rho",
+            "--out-dir",
+            str(tmp_path / "o"),
+        ]
+    )
+    assert code == 2 and "no evaluation files" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not ARCHIVE.exists(), reason="the sensitivity run's archive is not here")
+def test_the_committed_page_regenerates_from_its_archive(tmp_path):
+    """docs/kmeans_ufs_figures/ is generated from the archive alone, byte for byte (the
+    markdown; the command in config/experiments/README.md)."""
+    code = main(
+        [
+            "sensitivity-figure",
+            "--archive",
+            str(ARCHIVE),
+            "--method",
+            "kmeans_ufs",
+            "--x",
+            "mu0",
+            "--y",
+            "rho",
+            "--cols",
+            "acc_mean",
+            "nmi_mean",
+            "optimality_gap",
+            "n_iter",
+            "--out-dir",
+            str(tmp_path),
+            "--curve-reference",
+            "exact_objective",
+            "--title",
+            "K-means UFS, Figures 3 and 4 (§V-C) on the offline data sets",
+        ]
+    )
+    assert code == 0
+    assert (tmp_path / PAGE.name).read_text() == PAGE.read_text()
