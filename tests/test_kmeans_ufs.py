@@ -258,3 +258,26 @@ def test_invalid_init_raises(rng):
                 KMeansUFS(3, 2, init=init).fit(data)
     # the exact solver has no iterate and ignores init
     KMeansUFS(3, 2, solver="exact", init="pca").fit(X)
+
+
+@pytest.mark.parametrize("loader, k, h", [(load_wine, 3, 4), (load_breast_cancer, 2, 5)])
+def test_a_first_selection_never_changed_is_flagged_degenerate(loader, k, h, rng):
+    """μ⁰ = 10⁶ pins V to V⁰ (the paper's Fig. 3 grid, issue 38): the ADMM stops after
+    patience + 1 iterations with the h largest rows of V⁰, a rule it never improved on, and
+    says so; the default schedule moves the selection and is not flagged."""
+    from ufs.base import DegenerateFitWarning
+    from ufs.pipeline.status import fit_status
+
+    X, _ = loader(return_X_y=True)
+    V0 = np.linalg.qr(rng.standard_normal((X.shape[1], h)))[0]
+    with pytest.warns(DegenerateFitWarning, match="first iterate's selection"):
+        m = KMeansUFS(h, n_clusters=k, mu0=1e6, init=V0).fit(X)
+    assert m.degenerate_ and m.converged_ and m.n_iter_ == m.patience + 1
+    top = np.argsort(-np.linalg.norm(V0, axis=1), kind="stable")[:h]
+    assert sorted(m.selected_features_) == sorted(top)
+    assert fit_status({"converged": True, "degenerate": m.degenerate_}) == "degenerate"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateFitWarning)
+        d = KMeansUFS(h, n_clusters=k).fit(X)
+        exact = KMeansUFS(h, n_clusters=k, solver="exact").fit(X)
+    assert d.n_iter_ > d.patience + 1 and not d.degenerate_ and not exact.degenerate_

@@ -17,7 +17,7 @@ import numpy as np
 from scipy.linalg import get_blas_funcs
 from sklearn.exceptions import ConvergenceWarning
 
-from ..base import Selection, UFSSelector
+from ..base import DegenerateFitWarning, Selection, UFSSelector
 from ..linalg import (
     leading_right_singular_vectors,
     orthonormal_completion,
@@ -133,6 +133,13 @@ class KMeansUFS(UFSSelector):
         ADMM iterations run and whether the selection settled; the exact solver is one
         closed-form step (``n_iter_ = 1``, ``converged_ = True``), so
         ``objective_.shape == (n_iter_,)`` for both solvers.
+    degenerate_ : bool
+        The ADMM kept its first iterate's selection to the end (it stopped after
+        ``patience + 1`` iterations): the answer is the initialisation's, the ``h`` largest
+        rows of ``V⁰`` (``P_h`` by default), a rule the iterations never touched. A large
+        ``μ⁰`` does this (the penalty pins ``V`` to ``V⁰``; the paper's Fig. 3 grid at
+        ``μ⁰ = 10⁶``, issue 38). Warned (``DegenerateFitWarning``) and marked ◊ by the
+        workflow. Always ``False`` for the exact solver.
     V_ : ndarray
         The last ADMM iterate ``V`` (``p × h``; ADMM solver only).
     diag_A_ : ndarray
@@ -190,6 +197,7 @@ class KMeansUFS(UFSSelector):
             order = exact
             self.objective_ = np.array([self.exact_objective_])
             self.n_iter_, self.converged_ = 1, True  # one closed-form step
+            self.degenerate_ = False
         else:
             V0 = resolve_init(
                 self.init,
@@ -289,6 +297,17 @@ class KMeansUFS(UFSSelector):
         self.converged_ = converged
         self.mu_ = mu
         self.V_ = V
+        # stable counts iterations that kept the previous one's selection: patience of them
+        # after the first iteration means the first selection was never changed
+        self.degenerate_ = bool(converged and it == patience + 1)
+        if self.degenerate_:
+            warnings.warn(
+                f"K-means UFS kept its first iterate's selection for all {it} iterations "
+                f"(mu0 = {self.mu0:g}): the answer is the initialisation's h largest rows, "
+                "not the ADMM's",
+                DegenerateFitWarning,
+                stacklevel=3,
+            )
         if not converged:
             warnings.warn(
                 f"K-means UFS ADMM did not converge in {self.max_iter} iterations "
