@@ -18,6 +18,11 @@ ARCHIVE = ROOT / "benchmarks" / "results" / "kmeans_ufs_sensitivity.tar.xz"
 PAGE = ROOT / "docs" / "kmeans_ufs_figures" / "kmeans_ufs_mu0_rho.md"
 
 
+def _cmd(*extra: str) -> list[str]:
+    """``ufs sensitivity-figure`` for K-means UFS over μ⁰ × ρ, with ``extra`` options."""
+    return ["sensitivity-figure", "--method", "kmeans_ufs", "--x", "mu0", "--y", "rho", *extra]
+
+
 def _ev(params, acc, *, label_free=False, in_grid=True, status="ok", n_iter=7, dataset="toy"):
     return {
         "dataset": dataset,
@@ -91,21 +96,7 @@ def test_clear_errors(files, tmp_path, capsys):
         grid_scores(files, "udfs", "gamma", "lam")
     with pytest.raises(ValueError, match="no column 'bogus'"):
         write_grid_report(files, "kmeans_ufs", "mu0", "rho", tmp_path / "o", cols=["bogus"])
-    code = main(
-        [
-            "sensitivity-figure",
-            "--results",
-            str(tmp_path / "none"),
-            "--method",
-            "kmeans_ufs",
-            "--x",
-            "mu0",
-            "--y",
-            "rho",
-            "--out-dir",
-            str(tmp_path / "o"),
-        ]
-    )
+    code = main(_cmd("--results", str(tmp_path / "none"), "--out-dir", str(tmp_path / "o")))
     assert code == 2 and "no evaluation files" in capsys.readouterr().err
 
 
@@ -115,28 +106,21 @@ def test_the_committed_page_regenerates_from_its_archive(tmp_path):
     """docs/kmeans_ufs_figures/ is generated from the archive alone, byte for byte (the
     markdown; the command in config/experiments/README.md)."""
     code = main(
-        [
-            "sensitivity-figure",
+        _cmd(
             "--archive",
             str(ARCHIVE),
-            "--method",
-            "kmeans_ufs",
-            "--x",
-            "mu0",
-            "--y",
-            "rho",
+            "--out-dir",
+            str(tmp_path),
             "--cols",
             "acc_mean",
             "nmi_mean",
             "optimality_gap",
             "n_iter",
-            "--out-dir",
-            str(tmp_path),
             "--curve-reference",
             "exact_objective",
             "--title",
             "K-means UFS, Figures 3 and 4 (§V-C) on the offline data sets",
-        ]
+        )
     )
     assert code == 0
     assert (tmp_path / PAGE.name).read_text() == PAGE.read_text()
