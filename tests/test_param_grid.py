@@ -124,3 +124,24 @@ def test_the_committed_page_regenerates_from_its_archive(tmp_path):
     )
     assert code == 0
     assert (tmp_path / PAGE.name).read_text() == PAGE.read_text()
+
+
+def test_a_grid_over_more_than_two_parameters_is_refused(tmp_path):
+    path = tmp_path / "kmeans_ufs.c000.json"
+    evs = [_ev({"mu0": 1.0, "rho": 1.1, "mu_max": m}, 0.5) for m in (1e5, 1e7)]
+    write_json(path, {"evaluations": evs})
+    with pytest.raises(ValueError, match="2 grid settings share their .mu0, rho.*another"):
+        grid_scores([path], "kmeans_ufs", "mu0", "rho")
+
+
+def test_a_fit_without_a_value_keeps_its_cell(tmp_path):
+    path = tmp_path / "kmeans_ufs.c000.json"
+    evs = [
+        _ev({"mu0": 1.0, "rho": 1.1}, 0.5),
+        _ev({"mu0": 1.0, "rho": 10.0}, float("nan"), status="budget_exceeded"),
+    ]
+    write_json(path, {"evaluations": evs})
+    text = "\n".join(
+        grid_markdown(grid_scores([path], "kmeans_ufs", "mu0", "rho"), "mu0", "rho", ["acc_mean"])
+    )
+    assert "| rho = 10 | —§ |" in text and "| rho = 1.1 | 0.500 |" in text

@@ -75,7 +75,9 @@ def grid_scores(eval_files: Iterable[str | Path], method: str, x: str, y: str) -
             )
     if not rows:
         raise ValueError(f"no evaluation of {method!r} in the given files")
-    return pd.DataFrame(rows).sort_values(["dataset", "h", y, x], kind="stable")
+    scores = pd.DataFrame(rows).sort_values(["dataset", "h", y, x], kind="stable")
+    _check_one_per_cell(scores, x, y)
+    return scores
 
 
 def _fmt(v: float) -> str:
@@ -87,12 +89,25 @@ def _fmt(v: float) -> str:
 
 
 def _pivot(g: pd.DataFrame, x: str, y: str, col: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    grid = g[g["in_grid"]]
-    values = grid.pivot_table(index=y, columns=x, values=col, aggfunc="first")
-    marks = grid.assign(mark=grid["status"].map(STATUS_MARK).fillna("")).pivot_table(
-        index=y, columns=x, values="mark", aggfunc="first"
-    )
+    """``col`` and the status marks of the grid points as ``y`` × ``x`` tables (a cell whose
+    fit has no value, e.g. over its budget, stays, empty)."""
+    grid = g[g["in_grid"]].set_index([y, x])
+    values = grid[col].astype(float).unstack(x)
+    marks = grid["status"].map(STATUS_MARK).fillna("").unstack(x).fillna("")
     return values, marks.reindex_like(values).fillna("")
+
+
+def _check_one_per_cell(scores: pd.DataFrame, x: str, y: str) -> None:
+    grid = scores[scores["in_grid"]]
+    dup = grid.duplicated(["dataset", "h", x, y], keep=False)
+    if dup.any():
+        first = grid[dup].iloc[0]
+        raise ValueError(
+            f"{int(dup.sum())} grid settings share their ({x}, {y}) with another (e.g. "
+            f"{first['dataset']}, h = {first['h']}, {x} = {first[x]:g}, {y} = {first[y]:g}): "
+            "another parameter of the grid varies too; a figure over two parameters needs a "
+            "grid over those two"
+        )
 
 
 def _default_text(g: pd.DataFrame, x: str, y: str, cols: Sequence[str]) -> str:
@@ -137,8 +152,8 @@ def plot_grid(
     scores: pd.DataFrame, method: str, x: str, y: str, cols: Sequence[str], path, save=None
 ) -> Path:
     """Heat maps: a row per (data set, h), a column per quantity in ``cols``; every cell
-    carries its number and status mark; the metrics share one colour scale per data set
-    (0 to 1), other quantities their own (log for a ratio over 3 decades)."""
+    carries its number and status mark; the metrics are coloured on 0 to 1, other
+    quantities on their own range (logarithmic when positive and spanning two decades)."""
     from .figures import _pyplot, save_figure
 
     plt = _pyplot()
@@ -155,11 +170,18 @@ def plot_grid(
             values, marks = _pivot(g, x, y, col)
             v = values.to_numpy(dtype=float)
             metric = col.endswith("_mean")
+            norm = None
+            pos = v[np.isfinite(v)]
+            if not metric and pos.size and pos.min() > 0 and pos.max() >= 100 * pos.min():
+                from matplotlib.colors import LogNorm
+
+                norm = LogNorm(pos.min(), pos.max())
             im = ax.imshow(
                 v,
                 cmap="viridis",
                 aspect="auto",
                 origin="lower",
+                norm=norm,
                 vmin=0.0 if metric else None,
                 vmax=1.0 if metric else None,
             )
