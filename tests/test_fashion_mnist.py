@@ -119,11 +119,11 @@ def test_a_damaged_mirror_copy_is_refused_with_its_name(tmp_path):
 def test_its_data_code_is_its_own():
     """The reader is hashed with Fashion-MNIST's entry, not with every data set's."""
     from ufs.pipeline import lineage
-    from ufs.registry import _PKG
+    from ufs.registry import _PKG, module_closure
 
-    shared = lineage._closure_stopping(
-        [_PKG / "pipeline" / "data_steps.py"],
-        {(_PKG / m).resolve() for m in lineage.ENTRY_MODULES},
+    shared = module_closure(
+        _PKG / "pipeline" / "data_steps.py",
+        stop={(_PKG / m).resolve() for m in lineage.ENTRY_MODULES},
     )
     assert not {"idx.py", "catalog.py"} & {p.name for p in shared}
     out: dict[str, str] = {}

@@ -228,13 +228,14 @@ def _direct_imports(path: Path, mtime_ns: int) -> frozenset[Path]:
     return frozenset(found)
 
 
-def module_closure(*paths: Path) -> list[Path]:
-    """``paths`` and every ``ufs`` module they import, transitively (sorted)."""
+def module_closure(*paths: Path, stop: frozenset[Path] | set[Path] = frozenset()) -> list[Path]:
+    """``paths`` and every ``ufs`` module they import, transitively (sorted); a module in
+    ``stop`` is neither included nor followed."""
     seen: set[Path] = set()
     todo = [Path(p).resolve() for p in paths]
     while todo:
         p = todo.pop()
-        if p in seen:
+        if p in seen or p in stop:
             continue
         seen.add(p)
         todo.extend(_direct_imports(p, p.stat().st_mtime_ns) - seen)

@@ -137,19 +137,6 @@ ENTRY_MODULES = ("datasets/catalog.py",)
 REGISTRATION_MODULES = ("methods/__init__.py",)
 
 
-def _closure_stopping(paths: Iterable[Path], stop: set[Path]) -> list[Path]:
-    """:func:`ufs.registry.module_closure` that neither includes nor follows ``stop``."""
-    seen: set[Path] = set()
-    todo = [Path(p).resolve() for p in paths]
-    while todo:
-        p = todo.pop()
-        if p in seen or p in stop:
-            continue
-        seen.add(p)
-        todo.extend(registry._direct_imports(p, p.stat().st_mtime_ns) - seen)
-    return sorted(seen)
-
-
 def method_entry(name: str) -> dict[str, Any]:
     """The registry entry's part that changes results (class, kind, fixed parameters,
     grid, defaults, draws; not the reference text) and, for a method from an installed
@@ -189,7 +176,9 @@ def closure_code(*relative: str, exclude: tuple[str, ...] = ("methods/",)) -> st
     pkg = registry._PKG
     dotted = tuple(f"{pkg.name}." + e.rstrip("/").replace("/", ".") + "." for e in exclude)
     stop = {(pkg / m).resolve() for m in (*ENTRY_MODULES, *REGISTRATION_MODULES)}
-    return modules_hash(_closure_stopping([pkg / r for r in relative], stop), exclude=dotted)
+    return modules_hash(
+        registry.module_closure(*(pkg / r for r in relative), stop=stop), exclude=dotted
+    )
 
 
 def package_code(*relative: str) -> str:
