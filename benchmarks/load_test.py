@@ -112,6 +112,7 @@ def build_config(
 def expected_counts(config: dict[str, Any]) -> dict[str, Any]:
     """Jobs and MLflow runs the plan of ``config`` predicts, and the runs' keys."""
     from ufs.pipeline.config import build_plan
+    from ufs.registry import get_method
     from ufs.tracking import setting_key
 
     plan = build_plan(config)
@@ -119,12 +120,12 @@ def expected_counts(config: dict[str, Any]) -> dict[str, Any]:
     restarts = int(ev.get("restarts", 20))
     nmi_average = ev.get("nmi_average", "arithmetic")
     seed = int(config.get("seed", 0))
-    keys = []
+    keys = set()
     for d, s in plan.jobs():  # a run per setting and h (all_features too: one per h)
         labels = [str(h) for h in plan.instances[d].hs]
-        keys += [
-            setting_key(d, s.method, s.pid, lab, restarts, seed, nmi_average) for lab in labels
-        ]
+        draws = get_method(s.method).draws
+        pid = "draws" if draws and draws in s.params else s.pid  # draws pooled: one run per h
+        keys |= {setting_key(d, s.method, pid, lab, restarts, seed, nmi_average) for lab in labels}
     chunks = sum(len(plan.chunks(d)) for d in plan.instances)
     parents = len({(d, s.method) for d, s in plan.jobs()})  # one per data set and method
     return {

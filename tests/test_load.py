@@ -40,6 +40,24 @@ def test_config_has_one_evaluate_job_and_one_run_per_setting(n):
     assert len(set(exp["run_keys"])) == n
 
 
+def test_a_chance_reference_counts_one_run_per_h():
+    """Its draws are pooled into one MLflow run per h (ufs.tracking.runs._pooled_draws)."""
+    config = lt.build_config(1)
+    config["evaluation"]["reference_draws"] = 4
+    (dataset,) = config["datasets"]
+    config["datasets"][dataset]["h"] = [2, 3]
+    config["methods"] = {"random": {}, "all_features": {}}
+    exp = lt.expected_counts(config)
+    assert exp["runs"] == 4 and len(set(exp["run_keys"])) == 4  # 2 h x (random, all features)
+    from ufs.tracking import setting_key
+
+    restarts, seed = config["evaluation"]["restarts"], config["seed"]
+    pooled = {
+        setting_key(dataset, "random", "draws", h, restarts, seed, "arithmetic") for h in "23"
+    }
+    assert pooled <= set(exp["run_keys"])
+
+
 def _consistent(n=3):
     exp = lt.expected_counts(lt.build_config(n))
     rules = {"download": 1, "fit": n, "evaluate": n, "track": 1}

@@ -755,3 +755,82 @@ def test_setting_labels_stay_readable():
     assert tracking.setting_label(golfs, "p") == "alp=1,bet=100,gam=100,kap=1,lam=0.1"
     assert tracking.setting_label({"n_neighbors": 5}, "p") == "n_neighbors=5"
     assert tracking.setting_label({f"key_{i}": "x" * 9 for i in range(6)}, "pid7") == "pid7"
+
+
+METRICS = ("acc", "nmi", "ari", "ne")
+
+
+def test_a_chance_reference_is_one_run_per_h_with_the_tables_pooled_numbers(tmp_path, pristine):
+    """Issue 39: ``random``'s draws (30 runs per h, half of a default run's runs) are one
+    run per h whose metrics are the results table's pooled row (one formula:
+    :func:`ufs.stats.draws.pool_draws`), each draw's mean a history step; a method
+    without a draw parameter (and a ``random`` fitted without one) stays a run per setting."""
+    from ufs.report.results_table import collect, select_protocols
+
+    uri = _store(pristine, tmp_path)
+    tracking.init_experiment(uri, "e", None, tmp_path / "init.json")
+    rng = np.random.default_rng(3)
+    doc = json.loads(_evaluation(tmp_path / "c000.json").read_text())
+    template = doc["evaluations"][0]
+
+    def scored(row):
+        per = {m: rng.uniform(0.1, 0.6, size=4).round(6).tolist() for m in METRICS}
+        means = {f"{m}_mean": float(np.mean(v)) for m, v in per.items()}
+        return {**row, **means, "per_restart": per, "fit_status": "ok", "objective_curve": None}
+
+    # kmeans_ufs: one setting
+    evs = [
+        {**template, "params": {}, "restarts": 4, "results": list(map(scored, template["results"]))}
+    ]
+    for d in range(5):
+        rows = [scored(row) for row in template["results"]]
+        evs.append(
+            {
+                **template,
+                "method": "random",
+                "kind": "subset",
+                "pid": f"d{d}",
+                "params": {"draw": d},
+                "restarts": 4,
+                "results": rows,
+            }
+        )
+    path = tmp_path / "c000.json"
+    path.write_text(json.dumps({"dataset": "toy", "evaluations": evs}))
+    kw = {"dataset": "toy", "output_dir": tmp_path, "data_sha256": "d"}
+    assert tracking.log_evaluations(uri, "e", [path], tmp_path / "r.json", **kw)["logged"] == 4
+    runs = {r.info.run_name: r for r in _active(uri, "e")}
+    assert set(runs) == {
+        "toy/kmeans_ufs/h=2/default",
+        "toy/kmeans_ufs/h=4/default",
+        "toy/random/h=2/draws=5",
+        "toy/random/h=4/draws=5",
+    }
+    table = select_protocols(collect([path], "toy"))
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    for h in (2, 4):
+        run = runs[f"toy/random/h={h}/draws=5"]
+        assert run.data.tags["n_draws"] == "5" and "draw" not in run.data.tags
+        assert run.data.tags["role"] == "reference"
+        assert run.data.tags["input_space"] == "standardized"
+        assert run.data.params["param.draws"] == "5"
+        assert "5 seeded draws (draw = 0..4)" in run.data.tags["mlflow.note.content"]
+        (pooled,) = table.query(
+            f"method == 'random' and h == {h} and protocol == 'label_free'"
+        ).to_dict("records")
+        for m in METRICS:
+            for stat in ("mean", "std", "p05", "p95"):
+                assert run.data.metrics[f"{m}_{stat}"] == pytest.approx(
+                    pooled[f"{m}_{stat}"], rel=1e-3
+                ), (m, stat)
+        history = client.get_metric_history(run.info.run_id, "acc_per_draw")
+        draws = [e for e in evs if e["method"] == "random"]
+        assert [x.step for x in sorted(history, key=lambda x: x.step)] == list(range(5))
+        assert [x.value for x in sorted(history, key=lambda x: x.step)] == pytest.approx(
+            [e["results"][(2, 4).index(h)]["acc_mean"] for e in draws], rel=1e-3
+        )
+    # a second pass logs nothing again (the pooled run's result hash is stable)
+    counts = tracking.log_evaluations(uri, "e", [path], tmp_path / "r.json", **kw)
+    assert counts["logged"] == 0 and counts["skipped"] == 4

@@ -18,6 +18,7 @@ import pandas as pd
 from ..fileio import read_json
 from ..pipeline.io import read_evaluations
 from ..pipeline.status import fit_label, fit_status, worst
+from ..stats.draws import pool_draws
 
 METRIC_COLS = ("acc", "nmi", "ari", "ne")
 
@@ -230,13 +231,9 @@ def _pool_draws(free: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     for (_, _), g in draws.groupby(["method", "h_label"], sort=False):
         row = g.iloc[0].copy()
         for m in METRIC_COLS:
-            means = g[f"{m}_mean"].to_numpy(dtype=float)
-            everything = np.concatenate([v[m] for v in g["_values"]])
-            row.update(pd.Series(_stats(everything, m)))
-            row[f"{m}_mean"] = float(np.mean(means)) if not np.isnan(means).any() else np.nan
-            row[f"{m}_p05"], row[f"{m}_p95"] = (
-                np.percentile(means, [5, 95]) if not np.isnan(means).any() else (np.nan,) * 2
-            )
+            pooled_m = pool_draws(g[f"{m}_mean"], [v[m] for v in g["_values"]])
+            for stat in ("mean", "std", "p05", "p95"):
+                row[f"{m}_{stat}"] = pooled_m[stat]
             for half in ("a", "b"):
                 row[f"{m}_half_{half}"] = float(g[f"{m}_half_{half}"].mean())
         for col in ("tp", "cp", "fit_seconds"):

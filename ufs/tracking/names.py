@@ -152,6 +152,14 @@ def runs_table_hint(receipt: str | Path) -> str | None:
     )
 
 
+def _draw_range(draws) -> str:
+    """``0..29`` for consecutive draws, else the draws listed."""
+    draws = sorted(draws or [])
+    if draws and draws == list(range(draws[0], draws[0] + len(draws))):
+        return f"{draws[0]}..{draws[-1]}" if len(draws) > 1 else str(draws[0])
+    return ", ".join(map(str, draws))
+
+
 def run_description(ev: dict[str, Any], row: dict[str, Any]) -> str:
     """A run's description (its page's note; issue 39: it read "dataset wine, setting
     44136fa355: {}"): the method, data set and h, the protocol in the tables' words, the
@@ -167,6 +175,16 @@ def run_description(ev: dict[str, Any], row: dict[str, Any]) -> str:
         h = "all features"
     elif row.get("uses_all_features"):  # the all-features reference, repeated at each h
         h = f"all features (shown at {h})"
+    if row.get("n_draws"):  # a chance reference's draws pooled into one run
+        return (
+            f"{ev['method']} on {ev['dataset']}, {h}: the expected score of "
+            f"{row['n_draws']} seeded draws ({ev.get('draw_param', 'draw')} = "
+            f"{_draw_range(row.get('draws'))}), each the mean over {ev['restarts']} k-means restarts "
+            f"(seed {ev['seed']}). <metric>_mean: the mean of the draws' means; _std: over "
+            "every restart of every draw; _p05 / _p95: the band of one draw; "
+            "<metric>_per_draw: each draw's mean (step = draw). Protocol label-free: no "
+            f"labels used. Fit status: {row.get('fit_status') or 'ok'}."
+        )
     return (
         f"{ev['method']} on {ev['dataset']}, {h}. Protocol {protocol}. Setting "
         f"{ev['pid']}: {setting}. Fit status: {row.get('fit_status') or 'ok'}. "

@@ -103,8 +103,10 @@ def _metric_rows(row: dict[str, Any], ts: int):
 
     out = []
     for k, v in row.items():
-        if (k.endswith("_mean") or k.endswith("_std")) and v is not None:
+        if k.endswith(("_mean", "_std", "_p05", "_p95")) and v is not None:
             out.append(Metric(k, _rounded(v), ts, 0))
+    if row.get("n_draws"):
+        out.append(Metric("n_draws", float(row["n_draws"]), ts, 0))
     for k in ("tp", "cp", "fit_seconds"):
         if row.get(k) is not None:
             out.append(Metric(f"{k}_at_h" if k in ("tp", "cp") else k, _rounded(row[k]), ts, 0))
@@ -113,6 +115,8 @@ def _metric_rows(row: dict[str, Any], ts: int):
             out.append(Metric(f"fit_{k}", float(v), ts, 0))
     for m, vals in row["per_restart"].items():
         out.extend(Metric(f"{m}_per_restart", _rounded(v), ts, i) for i, v in enumerate(vals))
+    for m, vals in (row.get("per_draw") or {}).items():  # a pooled chance reference
+        out.extend(Metric(f"{m}_per_draw", _rounded(v), ts, i) for i, v in enumerate(vals))
     for i, v in enumerate(row.get("objective_curve") or []):
         out.append(Metric("objective", float(v), ts, i))
     return out
@@ -218,6 +222,78 @@ def _logged_rows(ev: dict[str, Any], hs: list[int] | None):
             yield row
 
 
+def _draw_param(ev: dict[str, Any]) -> str:
+    """The name of the draw parameter of a chance reference's draw (the registry's
+    ``draws=``), or "" for any other setting (and a reference fitted without one)."""
+    from ..registry import get_method
+
+    try:
+        name = get_method(ev["method"]).draws
+    except ValueError:  # a method of another code version
+        return ""
+    return name if name and name in (ev.get("params") or {}) else ""
+
+
+def _pooled_draws(evs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The evaluations as runs are logged: a chance reference's draws (``random``'s
+    ``evaluation.reference_draws`` seeded subsets) pooled into one evaluation, one run per
+    h, as the results tables pool them (:func:`ufs.stats.draws.pool_draws`: the expected
+    score, the std over every restart of every draw, the 5-95 % band of one draw, and each
+    draw's mean as the history ``<metric>_per_draw``, step = draw). Issue 39: the 30
+    draws were 30 runs per h, half of a default run's runs and of its logging time, and a
+    runs table in which one reference filled most rows with single draws."""
+    from ..pipeline.status import worst
+    from ..stats.draws import pool_draws
+
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    out = []
+    for ev in evs:
+        param = _draw_param(ev)
+        if param:
+            groups.setdefault((ev["method"], param), []).append(ev)
+        else:
+            out.append(ev)
+    for (_, param), draws in groups.items():
+        draws = sorted(draws, key=lambda e: e["params"][param])
+        first = draws[0]
+        by_h: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        for ev in draws:
+            for row in ev["results"]:
+                by_h.setdefault(row["h_label"], []).append((ev["params"][param], row))
+        rows = []
+        for h_label, drawn in by_h.items():
+            metrics = sorted({m for _, r in drawn for m in r["per_restart"]})
+            row: dict[str, Any] = {"h": drawn[0][1]["h"], "h_label": h_label}
+            per_draw = {}
+            for m in metrics:
+                means = [r.get(f"{m}_mean") for _, r in drawn]
+                means = [float("nan") if v is None else v for v in means]
+                pooled = pool_draws(means, [r["per_restart"].get(m, []) for _, r in drawn])
+                row.update({f"{m}_{k}": pooled[k] for k in ("mean", "std", "p05", "p95")})
+                per_draw[m] = means
+            row["n_draws"] = len(drawn)
+            row["per_draw"] = per_draw
+            row["per_restart"] = {}
+            seconds = [float(r.get("fit_seconds") or 0.0) for _, r in drawn]
+            row["fit_seconds"] = sum(seconds) / len(seconds)
+            row["fit_status"] = worst([str(r.get("fit_status") or "ok") for _, r in drawn])
+            row["draws"] = [d for d, _ in drawn]
+            row["selected"] = [r["selected"] for _, r in drawn]
+            rows.append(row)
+        out.append(
+            {
+                **{k: v for k, v in first.items() if k != "results"},
+                "pid": "draws",
+                "params": {"draws": len(draws)},
+                "n_draws": len(draws),
+                "draw_param": param,
+                "draw_params": first["params"],
+                "results": rows,
+            }
+        )
+    return out
+
+
 def _parent_runs(
     client,
     exp_id,
@@ -304,6 +380,7 @@ def _log_pass(
             each = [float(r.get("fit_seconds") or 0.0) for r in ev["results"]] or [0.0]
             seconds = sum(each) if ev.get("kind") == "subset" else max(each)
         fit_ms[ev["method"]] = fit_ms.get(ev["method"], 0.0) + 1000 * float(seconds)
+    evs = _pooled_draws(evs)  # after fit_ms: a parent lasts every draw's fit
     parents = _parent_runs(
         client,
         exp_id,
@@ -357,6 +434,7 @@ def _log_pass(
             # ok / fixed_budget / not_converged / diverged / degenerate / budget_exceeded
             "fit_status": str(row.get("fit_status", "")),
             **_facts_tags(ev),
+            **({"n_draws": str(ev["n_draws"])} if ev.get("n_draws") else {}),
             "code_version": ev["code_version"],
             "ufs_version": code_version,
         }
@@ -424,7 +502,10 @@ def _facts_tags(ev: dict[str, Any]) -> dict[str, str]:
     received: z-scored, raw or [0, 1]) and, for a chance reference, its ``draw``."""
     from ..registry import method_facts
 
-    facts = method_facts(ev["method"], ev.get("params") or {})
+    # a pooled chance reference: the facts of its first draw, without the draw tag
+    facts = method_facts(ev["method"], ev.get("draw_params") or ev.get("params") or {})
+    if ev.get("draw_params"):
+        facts["draw"] = float("nan")
     tags = {"role": facts["role"], "input_space": facts["input_space"]}
     if facts["draw"] == facts["draw"]:  # not NaN
         tags["draw"] = str(facts["draw"])
