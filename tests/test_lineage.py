@@ -320,3 +320,32 @@ def test_a_declared_refactor_is_re_keyed_without_refitting(tmp_path, capsys):
         plan_lineages(fresh / "results", RUN)["wine/random.c000"]
         == read_json(fresh / "results" / "evaluations" / "wine" / "random.c000.json")["lineage"]
     )
+
+
+def test_rekey_note_keeps_one_tally_of_the_rekeys():
+    """An archive re-keyed at every refactor recorded one sentence each (nine in the
+    benchmark's provenance line); the note keeps the rest and one tally sentence."""
+    from ufs.pipeline.lineage import rekey_note
+
+    old = (
+        "Made on 2 cores. Lineages migrated to scheme 2 (ufs.bench.lineage): 1248 "
+        "evaluations translated, 0 left stale. Lineages re-keyed across a declared refactor "
+        "(ufs.bench.lineage): 1248 evaluations translated, 0 left stale. Then a slice. "
+        "Lineages re-keyed across a declared refactor (ufs.pipeline.lineage): 48 "
+        "evaluations translated, 2 left stale."
+    )
+    once = rekey_note(old, 10, 1)
+    assert once == (
+        "Made on 2 cores. Lineages migrated to scheme 2 (ufs.bench.lineage): 1248 "
+        "evaluations translated, 0 left stale. Then a slice. Lineages re-keyed across 3 "
+        "declared refactors (ufs.pipeline.lineage) (evaluations translated each time: 1248, "
+        "48, 10); 3 left stale."
+    )
+    assert rekey_note(once, 5, 0).endswith(
+        "(evaluations translated each time: 1248, 48, 10, 5); 3 left stale."
+    )
+    assert rekey_note("", 7, 0) == (
+        "Lineages re-keyed across 1 declared refactor (ufs.pipeline.lineage) "
+        "(evaluations translated each time: 7); 0 left stale."
+    )
+    assert rekey_note(rekey_note("", 7, 0), 2, 0).startswith("Lineages re-keyed across 2 declared")

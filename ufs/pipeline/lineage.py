@@ -32,6 +32,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -530,6 +531,42 @@ def rekey_evaluations(
     return _translate(plan, results_dir, now, lambda d, c: before.get(f"{d}/{c}"))
 
 
+#: a re-key's sentence in an archive's note: one per re-key (before rekey_note) or the tally
+_REKEY_SENTENCE = re.compile(
+    r" ?Lineages re-keyed across (?:a declared refactor|\d+ declared refactors?) "
+    r"\(ufs\.(?:bench|pipeline)\.lineage\)(?::| \(evaluations translated each time:) "
+    r"(?P<body>[^.]*)\."
+)
+
+
+def rekey_note(note: str, migrated: int, stale: int) -> str:
+    """``note`` with the re-keys it records (one sentence each, as archives wrote them,
+    or this function's tally) and one more (``migrated`` evaluations translated,
+    ``stale`` left stale) as one tally sentence at the end: an archive re-keyed at every
+    refactor read "Lineages re-keyed ..." nine times in its report's provenance line."""
+    counts: list[tuple[int, int]] = []
+    for m in _REKEY_SENTENCE.finditer(note):
+        body = m.group("body")
+        if "translated each time" in m.group(0):  # a tally: "a, b, c); d left stale"
+            done, left = body.split(");")
+            counts += [(int(x), 0) for x in done.split(",")]
+            counts[-1] = (counts[-1][0], int(left.split()[0]))
+        else:  # "N evaluations translated, S left stale"
+            done, left = body.split(",")
+            counts.append((int(done.split()[0]), int(left.split()[0])))
+    counts.append((migrated, stale))
+    rest = _REKEY_SENTENCE.sub("", note).rstrip()
+    if rest and not rest.endswith("."):
+        rest += "."
+    tally = (
+        f"Lineages re-keyed across {len(counts)} declared "
+        f"refactor{'s' if len(counts) > 1 else ''} (ufs.pipeline.lineage) "
+        f"(evaluations translated each time: {', '.join(str(n) for n, _ in counts)}); "
+        f"{sum(s for _, s in counts)} left stale."
+    )
+    return f"{rest} {tally}" if rest else tally
+
+
 def migrate_archive(
     archive: str | Path,
     out: str | Path | None = None,
@@ -565,10 +602,13 @@ def migrate_archive(
             cfg_file = Path(tmp) / "config.yaml"
             cfg_file.write_text(manifest["config"]["text"])
             note = (manifest.get("note") or "").rstrip()
-            note += (" " if note else "") + (
-                f"{what}: {counts['migrated']} evaluations translated, {counts['stale']} "
-                "left stale."
-            )
+            if before is None:
+                note += (" " if note else "") + (
+                    f"{what}: {counts['migrated']} evaluations translated, {counts['stale']} "
+                    "left stale."
+                )
+            else:
+                note = rekey_note(note, counts["migrated"], counts["stale"])
             scaling = root / "input_scaling"
             written = write_archive(
                 root,
