@@ -77,7 +77,6 @@ def run_snakemake(workdir: Path, configfile: Path, *extra: str, check: bool = Tr
 
 def expected_run_count(config: dict) -> int:
     from ufs.pipeline.config import build_plan
-
     from ufs.registry import get_method
 
     plan = build_plan(config)
