@@ -763,7 +763,7 @@ METRICS = ("acc", "nmi", "ari", "ne")
 def test_a_chance_reference_is_one_run_per_h_with_the_tables_pooled_numbers(tmp_path, pristine):
     """Issue 39: ``random``'s draws (30 runs per h, half of a default run's runs) are one
     run per h whose metrics are the results table's pooled row (one formula:
-    :func:`ufs.stats.draws.pool_draws`), each draw's mean a history step; a method
+    :func:`ufs.reference_draws.pool_draws`), each draw's mean a history step; a method
     without a draw parameter (and a ``random`` fitted without one) stays a run per setting."""
     from ufs.report.results_table import collect, select_protocols
 

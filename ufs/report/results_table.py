@@ -18,7 +18,7 @@ import pandas as pd
 from ..fileio import read_json
 from ..pipeline.io import read_evaluations
 from ..pipeline.status import fit_label, fit_status, worst
-from ..stats.draws import pool_draws
+from ..reference_draws import pool_draws
 
 METRIC_COLS = ("acc", "nmi", "ari", "ne")
 

@@ -237,13 +237,13 @@ def _draw_param(ev: dict[str, Any]) -> str:
 def _pooled_draws(evs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The evaluations as runs are logged: a chance reference's draws (``random``'s
     ``evaluation.reference_draws`` seeded subsets) pooled into one evaluation, one run per
-    h, as the results tables pool them (:func:`ufs.stats.draws.pool_draws`: the expected
+    h, as the results tables pool them (:func:`ufs.reference_draws.pool_draws`: the expected
     score, the std over every restart of every draw, the 5-95 % band of one draw, and each
     draw's mean as the history ``<metric>_per_draw``, step = draw). Issue 39: the 30
     draws were 30 runs per h, half of a default run's runs and of its logging time, and a
     runs table in which one reference filled most rows with single draws."""
     from ..pipeline.status import worst
-    from ..stats.draws import pool_draws
+    from ..reference_draws import pool_draws
 
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     out = []
