@@ -112,8 +112,7 @@ def build_config(
 def expected_counts(config: dict[str, Any]) -> dict[str, Any]:
     """Jobs and MLflow runs the plan of ``config`` predicts, and the runs' keys."""
     from ufs.pipeline.config import build_plan
-    from ufs.registry import get_method
-    from ufs.tracking import setting_key
+    from ufs.tracking import logged_pid, setting_key
 
     plan = build_plan(config)
     ev = config.get("evaluation") or {}
@@ -123,8 +122,7 @@ def expected_counts(config: dict[str, Any]) -> dict[str, Any]:
     keys = set()
     for d, s in plan.jobs():  # a run per setting and h (all_features too: one per h)
         labels = [str(h) for h in plan.instances[d].hs]
-        draws = get_method(s.method).draws
-        pid = "draws" if draws and draws in s.params else s.pid  # draws pooled: one run per h
+        pid = logged_pid(s.method, s.pid, s.params)  # a reference's draws: one run per h
         keys |= {setting_key(d, s.method, pid, lab, restarts, seed, nmi_average) for lab in labels}
     chunks = sum(len(plan.chunks(d)) for d in plan.instances)
     parents = len({(d, s.method) for d, s in plan.jobs()})  # one per data set and method

@@ -77,15 +77,12 @@ def run_snakemake(workdir: Path, configfile: Path, *extra: str, check: bool = Tr
 
 def expected_run_count(config: dict) -> int:
     from ufs.pipeline.config import build_plan
-    from ufs.registry import get_method
+    from ufs.tracking import logged_pid
 
     plan = build_plan(config)
     # one run per setting and h; the all-features reference too is logged at every h; a
     # chance reference's draws are pooled into one run per h (ufs.tracking.runs)
-    settings = set()
-    for d, s in plan.jobs():
-        draws = get_method(s.method).draws
-        settings.add((d, s.method, "draws" if draws and draws in s.params else s.pid))
+    settings = {(d, s.method, logged_pid(s.method, s.pid, s.params)) for d, s in plan.jobs()}
     return sum(len(plan.instances[d].hs) for d, _, _ in settings)
 
 

@@ -28,7 +28,7 @@ from .names import (
     runs_table_path,
     setting_label,
 )
-from .runs import PARENT_TAG, data_profile, label_tuned_picks, log_evaluations
+from .runs import PARENT_TAG, data_profile, label_tuned_picks, log_evaluations, logged_pid
 from .store import experiment_description, init_experiment, planned_store_id, store_problem
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "init_experiment",
     "label_tuned_picks",
     "log_evaluations",
+    "logged_pid",
     "output_id",
     "output_identity",
     "planned_store_id",

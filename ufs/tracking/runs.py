@@ -72,7 +72,7 @@ from .client import STORE_TAG, TrackingError, _client, _retry_locked, _search, _
 from .identity import _id_of, _run_key_of, _store_identity, output_identity, setting_key
 from .names import _rounded, _run_names, run_description
 
-__all__ = ["log_evaluations", "label_tuned_picks", "data_profile", "PARENT_TAG"]
+__all__ = ["log_evaluations", "label_tuned_picks", "data_profile", "PARENT_TAG", "logged_pid"]
 
 
 def _result_hash(ev: dict[str, Any], row: dict[str, Any]) -> str:
@@ -222,16 +222,27 @@ def _logged_rows(ev: dict[str, Any], hs: list[int] | None):
             yield row
 
 
-def _draw_param(ev: dict[str, Any]) -> str:
+#: the params id of a chance reference's pooled runs (its draws: one run per h)
+POOLED_PID = "draws"
+
+
+def draw_param(method: str, params: dict[str, Any]) -> str:
     """The name of the draw parameter of a chance reference's draw (the registry's
     ``draws=``), or "" for any other setting (and a reference fitted without one)."""
     from ..registry import get_method
 
     try:
-        name = get_method(ev["method"]).draws
+        name = get_method(method).draws
     except ValueError:  # a method of another code version
         return ""
-    return name if name and name in (ev.get("params") or {}) else ""
+    return name if name and name in (params or {}) else ""
+
+
+def logged_pid(method: str, pid: str, params: dict[str, Any]) -> str:
+    """The params id a setting's runs are logged under (part of their run keys):
+    :data:`POOLED_PID` for a chance reference's draw, whose draws share one run per h
+    (:func:`_pooled_draws`), else its own ``pid``."""
+    return POOLED_PID if draw_param(method, params) else pid
 
 
 def _pooled_draws(evs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -248,7 +259,7 @@ def _pooled_draws(evs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     out = []
     for ev in evs:
-        param = _draw_param(ev)
+        param = draw_param(ev["method"], ev.get("params") or {})
         if param:
             groups.setdefault((ev["method"], param), []).append(ev)
         else:
@@ -283,9 +294,8 @@ def _pooled_draws(evs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append(
             {
                 **{k: v for k, v in first.items() if k != "results"},
-                "pid": "draws",
+                "pid": POOLED_PID,
                 "params": {"draws": len(draws)},
-                "n_draws": len(draws),
                 "draw_param": param,
                 "draw_params": first["params"],
                 "results": rows,
@@ -434,7 +444,7 @@ def _log_pass(
             # ok / fixed_budget / not_converged / diverged / degenerate / budget_exceeded
             "fit_status": str(row.get("fit_status", "")),
             **_facts_tags(ev),
-            **({"n_draws": str(ev["n_draws"])} if ev.get("n_draws") else {}),
+            **({"n_draws": str(row["n_draws"])} if row.get("n_draws") else {}),
             "code_version": ev["code_version"],
             "ufs_version": code_version,
         }
