@@ -48,7 +48,7 @@ def test_reductions_and_flags(files):
     # no published std: our standard error only (our std: the mean of the per-h stds)
     assert cmp.loc[("m", "acc", "mean")]["basis"].startswith("our spread only")
     assert cmp.loc[("all_features", "acc", "all")]["differs"]  # +0.05, ours ± 0.0
-    assert cmp.loc[("nosuch", "acc", "best")]["status"] == "not run"
+    assert cmp.loc[("nosuch", "acc", "best")]["status"] == "method not implemented"
     assert cmp.loc[("m", "tp", "20")]["ours"] == 9.0
 
 
@@ -115,7 +115,49 @@ def test_an_impossible_published_cell_is_its_own_status(tmp_path):
 
 def test_markdown_says_not_run(files):
     md = comparison_markdown(compare_published(files[0], [files[1]]), "p")
-    assert "not run" in md and "**differs**" in md and "5 of 6 published cells computed" in md
+    assert "method not implemented" in md and "**differs**" in md
+    assert "5 of 6 published cells computed" in md
+    assert "; not computed: 1 method not implemented." in md
+
+
+def test_each_missing_cell_says_why(tmp_path):
+    """Issue 38: a published cell without a value of ours names its reason, from the
+    registries: network-only data, an unregistered data set or method, a registered pair
+    outside the run, an h the run did not score (not counted as computed)."""
+    rows = [
+        ["hars", "kmeans_ufs", "acc", "best"],  # OpenML only
+        ["nosuch_data", "kmeans_ufs", "acc", "best"],
+        ["wine", "lrpfs", "acc", "best"],  # FSBC's LRPFS: not implemented
+        ["wine", "ndfs", "acc", "best"],  # both registered, not in this run
+        ["wine", "kmeans_ufs", "acc", "30"],  # the run scored h = 10 only
+        ["wine", "kmeans_ufs", "acc", "10"],
+    ]
+    pub = pd.DataFrame(
+        [["p", "1", d, m, metric, h, 0.5, 0.01, ""] for d, m, metric, h in rows],
+        columns=["paper", "table", "dataset", "method", "metric", "h", "value", "std", "note"],
+    )
+    ours = pd.DataFrame(
+        [["wine", "kmeans_ufs", "oracle", 10, "10", 0.52, 0.01]],
+        columns=["dataset", "method", "protocol", "h", "h_label", "acc_mean", "acc_std"],
+    )
+    pub.to_csv(tmp_path / "pub.csv", index=False)
+    ours.to_csv(tmp_path / "wine.csv", index=False)
+    cmp = compare_published(tmp_path / "pub.csv", [tmp_path / "wine.csv"])
+    assert list(cmp["status"]) == [
+        "data network-only",
+        "data set not registered",
+        "method not implemented",
+        "not run",
+        "h=30 not run",
+        "ok",
+    ]
+    md = comparison_markdown(cmp, "p")
+    assert "1 of 6 published cells computed" in md
+    assert "nan" not in md  # the h missing from the run is not printed as a number
+    assert (
+        "not computed: 1 data network-only, 1 data set not registered, 1 h=30 not run, "
+        "1 method not implemented, 1 not run." in md
+    )
 
 
 def test_reproduction_report_collects_comparisons(tmp_path, files):
@@ -139,14 +181,17 @@ def test_reproduction_report_collects_comparisons(tmp_path, files):
 
 
 def test_reproduction_report_shows_runs_without_published_tables(tmp_path):
-    """SPCAFS publishes figures only: its run appears with its scope and ACC tables."""
+    """SPCAFS publishes figures only: its run appears with its scope and its label-tuned
+    ACC tables (not the label-free ones, not the legend)."""
     from ufs.cli import main
 
     run = tmp_path / "results" / "spcafs"
     (run / "tables").mkdir(parents=True)
     (run / "tables" / "srbct.csv").write_text("dataset,method\nsrbct,spcafs\nsrbct,mcfs\n")
     (run / "tables" / "srbct.md").write_text(
-        "## srbct\n\n**ACC %**\n\n| method |\n|---|\n\nTRAILING-SECTION"
+        "## srbct\n\n**ACC %** — label-free: defaults\n\n| FREE |\n|---|\n\n"
+        "**ACC %** — label-tuned: the labels choose\n\n| TUNED |\n|---|\n\n"
+        "**Legend**\n\nTRAILING-SECTION"
     )
     (run / "timing.json").write_text(
         '{"jobs": 3, "job_wall_seconds": 60, "solver_seconds": 30, "kmeans_seconds": 12}'
@@ -156,11 +201,14 @@ def test_reproduction_report_shows_runs_without_published_tables(tmp_path):
     text = out.read_text()
     assert "## spcafs" in text and "figures only" in text
     assert "datasets srbct; methods mcfs, spcafs. 3 jobs, 1.0 min of job time" in text
-    assert "**ACC %**\n\n| method |" in text and "TRAILING-SECTION" not in text
+    assert "## srbct\n\n**ACC %** — label-tuned: the labels choose\n\n| TUNED |" in text
+    assert "FREE" not in text and "TRAILING-SECTION" not in text
 
 
 def test_reproduction_report_names_papers_without_a_run(tmp_path, monkeypatch):
-    """A paper config with no completed run is named, not silently left out."""
+    """A seed paper's run that is not there is named, not silently left out; the
+    benchmark, which reproduces no paper, is not one of them (nor does the list depend on
+    the folder the command runs in)."""
     from ufs.cli import main
 
     run = tmp_path / "results" / "spcafs"
@@ -170,12 +218,15 @@ def test_reproduction_report_names_papers_without_a_run(tmp_path, monkeypatch):
         '{"jobs": 1, "job_wall_seconds": 6, "solver_seconds": 3, "kmeans_seconds": 1}'
     )
     (tmp_path / "config" / "experiments").mkdir(parents=True)
-    for paper in ("spcafs", "fsbc", "dgufs"):
-        (tmp_path / "config" / "experiments" / f"{paper}.yaml").write_text("{}\n")
+    (tmp_path / "config" / "experiments" / "benchmark.yaml").write_text("{}\n")
     monkeypatch.chdir(tmp_path)
     assert main(["reproduction", "--results", "results", "--out", "r.md"]) == 0
     text = (tmp_path / "r.md").read_text()
-    assert "Not in this report (no completed run in `results`): dgufs, fsbc;" in text
+    assert (
+        "Not in this report (no completed run in `results`): dgufs, fsbc, golfs, kmeans_ufs, "
+        "kmeans_ufs_sensitivity;" in text
+    )
+    assert "*Not computed here*: the report's inputs hold no run of this paper." in text
 
 
 def test_reproduction_report_keeps_sections_of_runs_not_present(tmp_path, monkeypatch):
@@ -192,7 +243,7 @@ def test_reproduction_report_keeps_sections_of_runs_not_present(tmp_path, monkey
     run = tmp_path / "results" / "spcafs"
     (run / "tables").mkdir(parents=True)
     (run / "tables" / "srbct.csv").write_text("dataset,method\nsrbct,spcafs\n")
-    (run / "tables" / "srbct.md").write_text("## srbct\n\n**ACC %**\n\n| NEW |\n")
+    (run / "tables" / "srbct.md").write_text("## srbct\n\n**ACC %** — label-tuned\n\n| NEW |\n")
     (run / "timing.json").write_text(
         '{"jobs": 1, "job_wall_seconds": 6, "solver_seconds": 3, "kmeans_seconds": 1}'
     )
@@ -200,7 +251,8 @@ def test_reproduction_report_keeps_sections_of_runs_not_present(tmp_path, monkey
     text = (tmp_path / "old.md").read_text()
     assert "DGUFS CELLS" in text and "Kept from the previous report" in text
     assert "| NEW |" in text and "OLD SPCAFS" not in text
-    assert text.count("<!-- run: dgufs -->") == 1 and text.count("Not in this report") == 0
+    assert text.count("<!-- run: dgufs -->") == 1 and text.count("Not in this report") == 1
+    assert "Not in this report (no completed run in `results`): fsbc, golfs, kmeans_ufs," in text
     # regenerating again does not stack the note
     assert main(["reproduction", "--results", "results", "--out", "old.md"]) == 0
     again = (tmp_path / "old.md").read_text()

@@ -145,3 +145,66 @@ def test_a_fit_without_a_value_keeps_its_cell(tmp_path):
         grid_markdown(grid_scores([path], "kmeans_ufs", "mu0", "rho"), "mu0", "rho", ["acc_mean"])
     )
     assert "| rho = 10 | —§ |" in text and "| rho = 1.1 | 0.500 |" in text
+
+
+def _region_scores(cells):
+    """grid_scores-shaped rows: (mu0, rho, acc_mean, acc_std), 20 restarts, one data set."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        [
+            {"dataset": "toy", "h": 5, "mu0": m, "rho": r, "acc_mean": a, "acc_std": s}
+            | {"in_grid": True, "restarts": 20}
+            for m, r, a, s in cells
+        ]
+    )
+
+
+def test_the_sensitivity_claim_by_hand():
+    """Issue 38: "not sensitive over μ⁰ ≤ 1, ρ ≤ 1.1" holds when the region's best and
+    worst cell differ within 1.96 standard errors, Bonferroni over the region's pairs."""
+    from scipy.stats import norm
+
+    from ufs.report.paper_verdicts import (
+        SENSITIVITY_CLAIMS,
+        sensitivity_markdown,
+        sensitivity_verdict,
+    )
+
+    claim = SENSITIVITY_CLAIMS["kmeans_ufs"]
+    outside = [(1e3, 1.1, 0.10, 0.01), (1e-3, 10.0, 0.90, 0.01)]  # never in the region
+    cells = [(1e-6, 1.01, 0.50, 0.02), (1.0, 1.01, 0.51, 0.02), (1e-3, 1.1, 0.49, 0.04)]
+    v = sensitivity_verdict(_region_scores(cells + outside), claim)
+    z = norm.isf(0.025 / 3)  # three cells, three pairs: 2.394
+    allowance = z * ((0.02**2 + 0.04**2) / 20) ** 0.5  # best (0.51 ± .02), worst (0.49 ± .04)
+    row = v.iloc[0]
+    assert (row["cells"], row["low"], row["high"]) == (3, 0.49, 0.51)
+    assert row["allowance"] == pytest.approx(allowance)  # 0.0240
+    assert row["range"] == pytest.approx(0.02) and row["holds"]
+    text = sensitivity_markdown(v, claim)
+    assert "**supported** — it holds on 1 of 1 data sets" in text
+    assert "ACC 0.490–0.510 over 3 cells, range 0.020 against 0.024" in text
+    # the worst cell 0.45 instead: 0.06 > 0.024, the claim fails
+    cells[2] = (1e-3, 1.1, 0.45, 0.04)
+    v = sensitivity_verdict(_region_scores(cells + outside), claim)
+    assert not v.iloc[0]["holds"]
+    assert "**not supported** — it holds on 0 of 1" in sensitivity_markdown(v, claim)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not ARCHIVE.exists(), reason="the sensitivity run's archive is not here")
+def test_the_reproduction_report_checks_the_sensitivity_claim_from_the_archive(tmp_path):
+    """The K-means UFS verdict carries Fig. 3's claim checked on the archived run, with the
+    ranges docs/methods.md quotes; the run's section shows every grid point."""
+    out = tmp_path / "r.md"
+    assert main(["reproduction", "--archives", str(ARCHIVE), "--out", str(out)]) == 0
+    text = out.read_text()
+    verdict = next(ln for ln in text.splitlines() if ln.startswith("**kmeans_ufs**"))
+    assert (
+        "Its sensitivity claim" in verdict and "**not supported** — it holds on 0 of 3" in verdict
+    )
+    methods = (ROOT / "docs" / "methods.md").read_text()
+    for span in ("0.366–0.484", "0.569–0.705", "0.340–0.450"):
+        assert f"ACC {span} over 9 cells" in verdict and span in methods
+    assert "#### umist, h = 50" in text and "| rho = 1.0001 | 0.466† |" in text
+    assert "ufs sensitivity-figure --archive" in text

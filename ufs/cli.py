@@ -159,12 +159,51 @@ def _run_scope(run, label: str | None = None) -> list[str]:
     return [" ".join(lines), ""] if lines else []
 
 
-def _oracle_acc_tables(run) -> list[str]:
-    """The label-tuned ACC table of each dataset (papers that publish figures only)."""
-    out = []
+def _two_parameter_grid(run) -> tuple[str, str, str] | None:
+    """``(method, x, y)`` when the run's evaluations tune one method over settings that
+    vary exactly two parameters (a sensitivity experiment, e.g. the K-means UFS paper's
+    Fig. 3), else ``None``."""
+    from .pipeline.io import read_evaluations
+
+    files = sorted((run / "evaluations").glob("*/*.json"))
+    settings: dict[str, set[tuple]] = {}
+    for ev in read_evaluations(files):
+        settings.setdefault(ev["method"], set()).add(tuple(sorted(ev["params"].items())))
+    tuned = {m: s for m, s in settings.items() if len(s) > 1}
+    if len(tuned) != 1:
+        return None
+    ((method, grid),) = tuned.items()
+    keys = sorted({k for setting in grid for k, _ in setting})
+    return (method, keys[0], keys[1]) if len(keys) == 2 else None
+
+
+def _figures_only_tables(run, archive: str | None) -> list[str]:
+    """A run of a paper that reports figures only: the scores over its two-parameter grid
+    (:func:`ufs.report.param_grid.grid_markdown`, every grid point: no labels choose)
+    with the command that draws the figures; otherwise each data set's label-tuned ACC
+    table."""
+    grid = _two_parameter_grid(run)
+    if grid is not None:
+        from .report.param_grid import grid_markdown, grid_scores
+
+        method, x, y = grid
+        files = sorted((run / "evaluations").glob("*/*.json"))
+        source = f"--archive {archive}" if archive else f"--results {run}"
+        lines = [
+            f"{method}'s ACC and NMI over its grid of {x} × {y}, every setting (the labels "
+            "choose nothing here; status marks as in the tables). The figures: "
+            f"`ufs sensitivity-figure {source} --method {method} --x {x} --y {y}`.",
+            "",
+        ]
+        body = grid_markdown(grid_scores(files, method, x, y), x, y, ["acc_mean", "nmi_mean"])
+        return lines + [ln.replace("### ", "#### ", 1) for ln in body]
+    out = ["Our label-tuned ACC per h:", ""]
     for md in sorted((run / "tables").glob("*.md")):
-        for block in md.read_text().split("\n\n")[:3]:  # heading, caption, table
-            out += [block.strip(), ""]
+        blocks = md.read_text().split("\n\n")
+        tuned = [b for b in blocks if b.startswith("**ACC %** — label-tuned")]
+        if tuned:  # heading, caption, table
+            idx = blocks.index(tuned[0])
+            out += [blocks[0].strip(), "", tuned[0].strip(), "", blocks[idx + 1].strip(), ""]
     return out
 
 
@@ -193,9 +232,11 @@ def _previous_sections(path) -> dict[str, str]:
 
 
 def _reproduction(args: argparse.Namespace) -> int:
-    """Collect every ``<results>/*/comparison/*.md`` into one report; runs of papers
-    without published tables (``<results>/<paper>/`` without ``comparison/``) show
-    their label-tuned ACC tables instead.
+    """Collect every ``<results>/*/comparison/*.md`` into one report, opened by one
+    verdict per paper (:mod:`ufs.report.paper_verdicts`, a sensitivity claim included);
+    runs of papers without published tables (``<results>/<paper>/`` without
+    ``comparison/``) show their scores over a two-parameter grid, or else their
+    label-tuned ACC tables.
 
     A run with no results under ``--results`` keeps its section of the existing report
     (``--out``), with a line saying so: results computed on another machine or in an
@@ -206,7 +247,12 @@ def _reproduction(args: argparse.Namespace) -> int:
 
     if not args.archives:
         return _write_reproduction(
-            args, Path(args.results), {}, source="the workflow results", where=f"`{args.results}`"
+            args,
+            Path(args.results),
+            {},
+            source="the workflow results",
+            where=f"`{args.results}`",
+            archives={},
         )
     from .report.reproduction import restore_reproductions
 
@@ -216,11 +262,18 @@ def _reproduction(args: argparse.Namespace) -> int:
         labels = {n: f"the archive `{a.as_posix()}`" for n, a in runs.items()}
         args.drop_missing = True
         return _write_reproduction(
-            args, Path(tmp), labels, source="the archives", where="the archives given"
+            args,
+            Path(tmp),
+            labels,
+            source="the archives",
+            where="the archives given",
+            archives={n: a.as_posix() for n, a in runs.items()},
         )
 
 
-def _write_reproduction(args, root, labels: dict[str, str], source: str, where: str) -> int:
+def _write_reproduction(
+    args, root, labels: dict[str, str], source: str, where: str, archives: dict[str, str]
+) -> int:
     from pathlib import Path
 
     parts = [
@@ -252,15 +305,14 @@ def _write_reproduction(args, root, labels: dict[str, str], source: str, where: 
             body += [
                 f"## {run.name}",
                 "",
-                "No published tables to compare with (the paper "
-                "reports figures only); our label-tuned ACC per h:",
+                "No published tables to compare with (the paper reports figures only).",
                 "",
             ]
         body += _run_scope(run, labels.get(run.name))
         for md in found:
             body.append(md.read_text())
         if not found:
-            body += _oracle_acc_tables(run)
+            body += _figures_only_tables(run, archives.get(run.name))
         sections[run.name] = body
     computed = set(sections)
     if not computed:  # never rewrite the tracked report from nothing (issue 39)
@@ -284,16 +336,15 @@ def _write_reproduction(args, root, labels: dict[str, str], source: str, where: 
         parts += sections[name]
     if not sections:
         parts.append("No comparison has been run yet.")
-    configs = Path("config/experiments")
-    missing = sorted(
-        c.stem
-        for c in (configs.glob("*.yaml") if configs.is_dir() else [])
-        if c.stem not in sections
-    )
+    from .report.paper_verdicts import CLAIMS, SENSITIVITY_CLAIMS
+
+    # the seed papers' runs (not the benchmark: it reproduces no paper)
+    expected = set(CLAIMS) | {c.run for c in SENSITIVITY_CLAIMS.values()}
+    missing = sorted(expected - set(sections))
     if missing:
         parts.append(
             f"Not in this report (no completed run in {where}): {', '.join(missing)}; "
-            "run `snakemake --configfile config/experiments/<paper>.yaml` to add one."
+            "run `snakemake --configfile config/experiments/<run>.yaml` to add one."
         )
     text = "\n".join(parts) + "\n"
     Path(args.out).write_text(text)
@@ -307,13 +358,27 @@ def _verdicts(root) -> list[str]:
     the comparison table of its run under ``root`` where there is one."""
     import pandas as pd
 
-    from .report.paper_verdicts import CLAIMS, verdict_markdown
+    from .report.paper_verdicts import (
+        CLAIMS,
+        SENSITIVITY_CLAIMS,
+        sensitivity_markdown,
+        sensitivity_verdict,
+        verdict_markdown,
+    )
+    from .report.param_grid import grid_scores
 
     lines = ["## Verdicts, one per paper", ""]
     for paper in CLAIMS:
         path = root / paper / "comparison" / f"{paper}.csv"
         cmp = pd.read_csv(path, dtype={"h": str}) if path.is_file() else None
-        lines += [verdict_markdown(cmp, paper), ""]
+        text = verdict_markdown(cmp, paper)
+        claim = SENSITIVITY_CLAIMS.get(paper)
+        files = sorted((root / claim.run / "evaluations").glob("*/*.json")) if claim else []
+        if files:
+            x, y = list(claim.region)
+            scores = grid_scores(files, claim.method, x, y)
+            text += sensitivity_markdown(sensitivity_verdict(scores, claim), claim)
+        lines += [text, ""]
     return lines
 
 

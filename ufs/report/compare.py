@@ -26,8 +26,14 @@ A published cell outside what the metric can take is its own status, *impossible
 published*, not "differs": ACC below ``1/k`` (the Hungarian matching of ``k`` clusters to
 ``k`` classes scores at least the average over all matchings, ``1/k`` of the samples),
 ACC, NMI, NE or CP outside [0, 1], TP above h. No multiplicity correction: the status is a
-per-cell description, the paper-level verdict counts them. A cell we could not compute
-(method not implemented, dataset not run) is kept with status ``not run``.
+per-cell description, the paper-level verdict counts them.
+
+A cell we have no value for keeps the reason as its status (:func:`missing_reason`, from
+the registries, so the report reads the same on any machine): *method not implemented*
+(not in the method registry), *data set not registered*, *data network-only* (the
+registry's static flag: no public copy small enough to mirror), or *not run* (both
+registered, but outside the run's scope: a slice, a budget, an unfinished run); ``h=<h> not
+run`` and *budget exceeded* for a missing h or a fit over the compute budget.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ import pandas as pd
 from ..fileio import write_text, write_with
 from .aggregate import _save_figure
 
-__all__ = ["compare_published", "comparison_markdown"]
+__all__ = ["compare_published", "comparison_markdown", "missing_reason", "no_value"]
 
 NO_STD_TOLERANCE = 0.02
 #: two-sided 95 % normal quantile of the agreement test
@@ -121,6 +127,27 @@ def agreement(
     return (AGREES if diff <= margin + 1e-12 else DIFFERS), margin, basis
 
 
+NOT_RUN = "not run"
+NOT_IMPLEMENTED = "method not implemented"
+NOT_REGISTERED = "data set not registered"
+NETWORK_ONLY = "data network-only"
+
+
+def missing_reason(dataset: str, method: str) -> str:
+    """Why a published cell of ``method`` on ``dataset`` has no value of ours, from the
+    method and data set registries (module docstring)."""
+    from ..datasets import get_dataset
+    from ..registry import available_methods
+
+    if method not in set(available_methods()):
+        return NOT_IMPLEMENTED
+    try:
+        spec = get_dataset(dataset)
+    except (KeyError, ValueError):
+        return NOT_REGISTERED
+    return NETWORK_ONLY if spec.needs_network else NOT_RUN
+
+
 def _ours(tables: pd.DataFrame, dataset: str, method: str, metric: str, h: str):
     part = tables[
         (tables["dataset"] == dataset)
@@ -128,7 +155,7 @@ def _ours(tables: pd.DataFrame, dataset: str, method: str, metric: str, h: str):
         & (tables["protocol"] == "oracle")
     ]
     if part.empty:
-        return None, None, "not run"
+        return None, None, missing_reason(dataset, method)
     col = metric if metric in ("tp", "cp") else f"{metric}_mean"
     scol = {"tp": "tp_std", "cp": None}.get(metric, f"{metric}_std")
     if scol is not None and scol not in part:
@@ -160,7 +187,13 @@ def _ours(tables: pd.DataFrame, dataset: str, method: str, metric: str, h: str):
 
 
 #: statuses of a published cell for which we have no value
-NO_VALUE = ("not run", "budget exceeded")
+NO_VALUE = (NOT_RUN, NOT_IMPLEMENTED, NOT_REGISTERED, NETWORK_ONLY, "budget exceeded")
+
+
+def no_value(status: pd.Series) -> pd.Series:
+    """Cells without a value of ours (the statuses of :data:`NO_VALUE` and ``h=<h> not
+    run``)."""
+    return status.isin(NO_VALUE) | status.str.endswith(" not run")
 
 
 def _replicates(tables: pd.DataFrame, dataset: str, method: str) -> int | None:
@@ -238,10 +271,17 @@ def compare_published(
     return pd.DataFrame(rows)
 
 
+def _by_count(item: tuple[str, int]) -> tuple[int, str]:
+    return (-item[1], item[0])
+
+
 def comparison_markdown(cmp: pd.DataFrame, paper: str) -> str:
-    done = cmp[~cmp["status"].isin(NO_VALUE)]
+    missing = no_value(cmp["status"])
+    done = cmp[~missing]
     counts = done["agreement"].value_counts() if "agreement" in done else pd.Series(dtype=int)
     impossible_n = int((cmp.get("agreement", pd.Series(dtype=str)) == IMPOSSIBLE).sum())
+    why = cmp.loc[missing, "status"].value_counts()
+    why_text = ", ".join(f"{n} {reason}" for reason, n in sorted(why.items(), key=_by_count))
     lines = [
         f"## {paper}",
         "",
@@ -249,6 +289,7 @@ def comparison_markdown(cmp: pd.DataFrame, paper: str) -> str:
         f"agree, {int(counts.get(DIFFERS, 0))} differ (beyond 1.96 standard errors of the two "
         "means, the module docstring of `ufs.report.compare`)"
         + (f"; {impossible_n} impossible as published" if impossible_n else "")
+        + (f"; not computed: {why_text}" if why_text else "")
         + ". Ours: label-tuned (oracle) protocol, as in the paper — it uses the labels.",
         "",
         "| table | dataset | method | metric | h | published | ours | difference | margin | |",
@@ -261,13 +302,13 @@ def comparison_markdown(cmp: pd.DataFrame, paper: str) -> str:
         margin = f"{r['margin']:.3f}" if pd.notna(r.get("margin")) else "—"
         if r.get("agreement") == IMPOSSIBLE:
             flag = f"*impossible as published* ({r['basis']})"
-        elif r["status"] in NO_VALUE:
+        elif missing[r.name]:
             flag = r["status"]
         else:
             flag = ("**differs**" if r["differs"] else "agrees") + (
                 "" if r["status"] == "ok" else f" ({r['status']})"
             )
-        if r["status"] in NO_VALUE:
+        if missing[r.name]:
             ours, diff = "—", "—"
         else:
             ours = f"{r['ours']:.3f}" + (
@@ -292,7 +333,7 @@ def write_comparison(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    done = cmp[~cmp["status"].isin(NO_VALUE) & cmp["metric"].isin(["acc", "nmi", "ari", "ne"])]
+    done = cmp[~no_value(cmp["status"]) & cmp["metric"].isin(["acc", "nmi", "ari", "ne"])]
     fig, ax = plt.subplots(figsize=(5, 5))
     for metric, g in done.groupby("metric"):
         ax.scatter(g["published"], g["ours"], s=14, label=metric)

@@ -13,6 +13,13 @@ published cell with ours beside it) this module counts, on the cells both sides 
 
 :data:`CLAIMS` quotes each paper's headline claim with its section, and names where
 ``docs/methods.md`` explains a systematic difference (measured there, not here).
+
+A paper that claims insensitivity to its parameters over a region of its grid
+(:data:`SENSITIVITY_CLAIMS`; the K-means UFS paper's Fig. 3) is checked on its sensitivity
+run by :func:`sensitivity_verdict`: per data set and h, the claim holds when the best and
+the worst grid cell of the region differ by no more than the k-means noise allows — 1.96
+standard errors of the two cells' means (std over the restarts / √restarts), Bonferroni-
+corrected over the region's pairs of cells (the extremes are the largest of those pairs).
 """
 
 from __future__ import annotations
@@ -23,9 +30,18 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .compare import AGREES, DIFFERS, IMPOSSIBLE, NO_VALUE
+from .compare import AGREES, DIFFERS, IMPOSSIBLE, no_value
 
-__all__ = ["CLAIMS", "Claim", "paper_verdict", "verdict_markdown"]
+__all__ = [
+    "CLAIMS",
+    "SENSITIVITY_CLAIMS",
+    "Claim",
+    "SensitivityClaim",
+    "paper_verdict",
+    "sensitivity_verdict",
+    "sensitivity_markdown",
+    "verdict_markdown",
+]
 
 REFERENCE = "all_features"
 
@@ -80,8 +96,87 @@ CLAIMS: dict[str, Claim] = {
 }
 
 
+@dataclass(frozen=True)
+class SensitivityClaim:
+    """A claim that ``method``'s ``metric`` does not depend on its parameters over
+    ``region`` (parameter → the largest value of the claimed region, inclusive), tested on
+    the run ``run``."""
+
+    run: str
+    method: str
+    quote: str
+    section: str
+    region: dict[str, float]
+    metric: str = "acc"
+
+
+SENSITIVITY_CLAIMS: dict[str, SensitivityClaim] = {
+    "kmeans_ufs": SensitivityClaim(
+        "kmeans_ufs_sensitivity",
+        "kmeans_ufs",
+        "when μ⁰ ≤ 1 and ρ ≤ 1.1, our method is not sensitive to μ⁰ and ρ",
+        "§V-C, Fig. 3",
+        {"mu0": 1.0, "rho": 1.1},
+    ),
+}
+
+
+def sensitivity_verdict(scores: pd.DataFrame, claim: SensitivityClaim) -> pd.DataFrame:
+    """Per data set and h of ``scores`` (:func:`ufs.report.param_grid.grid_scores` of the
+    claim's method): the region's cells, the range of their mean ``metric`` (best − worst),
+    the noise allowance (module docstring) and whether the claim holds there."""
+    col, std = f"{claim.metric}_mean", f"{claim.metric}_std"
+    inside = scores["in_grid"].copy()
+    for param, top in claim.region.items():
+        inside &= scores[param] <= top * (1 + 1e-12)
+    rows = []
+    for (ds, h), g in scores[inside].groupby(["dataset", "h"], sort=True):
+        n = len(g)
+        pairs = n * (n - 1) // 2
+        z = float(stats.norm.isf(0.025 / max(pairs, 1)))
+        best, worst = g.loc[g[col].idxmax()], g.loc[g[col].idxmin()]
+        se = [float(r[std]) / np.sqrt(max(int(r["restarts"]), 1)) for r in (best, worst)]
+        allowance = z * float(np.hypot(*se))
+        spread = float(best[col] - worst[col])
+        rows.append(
+            {
+                "dataset": ds,
+                "h": h,
+                "cells": n,
+                "low": float(worst[col]),
+                "high": float(best[col]),
+                "range": spread,
+                "allowance": allowance,
+                "holds": spread <= allowance,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def sensitivity_markdown(verdict: pd.DataFrame, claim: SensitivityClaim) -> str:
+    """One sentence per claim: where it holds, with each data set's range and allowance."""
+    region = " and ".join(f"{p} ≤ {v:g}" for p, v in claim.region.items())
+    head = f" Its sensitivity claim, “{claim.quote}” ({claim.section}), on the run `{claim.run}`"
+    if verdict.empty:
+        return head + f": no cell of {claim.method} in the region ({region})."
+    held = int(verdict["holds"].sum())
+    parts = "; ".join(
+        f"{r.dataset} (h = {r.h}): {claim.metric.upper()} {r.low:.3f}–{r.high:.3f} over "
+        f"{r.cells} cells, range {r.range:.3f} against {r.allowance:.3f}"
+        for r in verdict.itertuples()
+    )
+    verdict_word = (
+        "supported" if held == len(verdict) else "not supported" if not held else "partly supported"
+    )
+    return (
+        head + f": **{verdict_word}** — it holds on {held} of {len(verdict)} data sets "
+        f"(the region's best and worst cell within the k-means noise, Bonferroni over its "
+        f"pairs of cells): {parts}."
+    )
+
+
 def _computed(cmp: pd.DataFrame) -> pd.DataFrame:
-    ok = ~cmp["status"].isin(NO_VALUE) & cmp["ours"].notna()
+    ok = ~no_value(cmp["status"]) & cmp["ours"].notna()
     if "agreement" in cmp:
         ok &= cmp["agreement"] != IMPOSSIBLE
     return cmp[ok]
@@ -112,7 +207,7 @@ def paper_verdict(cmp: pd.DataFrame, paper: str) -> dict[str, object]:
         diff = part["difference"].dropna()
         return {
             "published": int(mask.sum()),
-            "computed": int((~part["status"].isin(NO_VALUE)).sum()),
+            "computed": int((~no_value(part["status"])).sum()),
             AGREES: int((status[mask] == AGREES).sum()),
             DIFFERS: int((status[mask] == DIFFERS).sum()),
             IMPOSSIBLE: int((status[mask] == IMPOSSIBLE).sum()),
@@ -149,8 +244,10 @@ def verdict_markdown(cmp: pd.DataFrame | None, paper: str) -> str:
     table, the cells, and where a systematic difference is explained."""
     claim = CLAIMS[paper]
     head = f"**{paper}** — “{claim.quote}” ({claim.section})."
-    if cmp is None or cmp.empty:
-        return head + " *Not computed here*: no comparison with published cells (see below)."
+    if cmp is None:
+        return head + " *Not computed here*: the report's inputs hold no run of this paper."
+    if cmp.empty:
+        return head + " *Not computed here*: its run has no published cell to compare with."
     v = paper_verdict(cmp, paper)
     if v["groups"]:
         support = (

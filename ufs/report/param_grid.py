@@ -38,7 +38,7 @@ def _full_params(method: str, params: dict) -> dict:
 
 def grid_scores(eval_files: Iterable[str | Path], method: str, x: str, y: str) -> pd.DataFrame:
     """One row per (data set, h, setting) of ``method``: ``x``, ``y`` (values),
-    ``label_free``, ``in_grid``, ``<metric>_mean`` / ``_std``, ``status``, the fit's scalar
+    ``label_free``, ``in_grid``, ``restarts`` (k-means), ``<metric>_mean`` / ``_std``, ``status``, the fit's scalar
     facts (``n_iter``, ...) and ``objective_curve``. ``ValueError`` when the files hold no
     fit of ``method`` or a setting lacks ``x`` or ``y``."""
     rows = []
@@ -67,6 +67,7 @@ def grid_scores(eval_files: Iterable[str | Path], method: str, x: str, y: str) -
                     y: float(params[y]),
                     "label_free": bool(ev.get("label_free")),
                     "in_grid": bool(ev.get("in_grid")),
+                    "restarts": int(ev.get("restarts", 0)),
                     **{k: r[k] for k in r if k.endswith("_mean") or k.endswith("_std")},
                     "status": r.get("fit_status", "ok"),
                     **info,
