@@ -14,7 +14,7 @@ from ufs.fileio import write_json
 from ufs.report.param_grid import grid_markdown, grid_scores, write_grid_report
 
 ROOT = Path(__file__).resolve().parents[1]
-ARCHIVE = ROOT / "benchmarks" / "results" / "kmeans_ufs_sensitivity.tar.xz"
+ARCHIVE = ROOT / "benchmarks" / "results" / "reproduction-kmeans_ufs_sensitivity.tar.xz"
 PAGE = ROOT / "docs" / "kmeans_ufs_figures" / "kmeans_ufs_mu0_rho.md"
 
 
