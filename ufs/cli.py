@@ -3,7 +3,7 @@ reproduction, benchmark and parity reports, archive, migrate and restore benchma
 place a new method in the archived benchmark (compare), and draw a method's scores over two
 of its parameters (sensitivity-figure).
 
-Size (~880 lines): one ``argparse`` sub-command per job (methods, demo, the reproduction
+Size (~740 lines): one ``argparse`` sub-command per job (methods, demo, the reproduction
 and benchmark reports, archive, migrate, restore, compare, parity, sensitivity-figure), each
 a thin adapter over the library; they share
 the argument conventions and the user-error handling (no traceback for a user error), so
@@ -111,137 +111,14 @@ def _methods(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tuned_grid_sizes(tables) -> str:
-    """``"fsasl 9, urafs 27"``: the settings each method's label-tuned cell was chosen
-    from (``n_settings`` of the ``oracle`` rows; a range where data sets differ). A
-    tuned cell is a maximum over its grid, so a reader needs the grid's size to judge it;
-    ``""`` for tables without these columns."""
-    if not {"protocol", "n_settings"} <= set(tables.columns):
-        return ""
-    tuned = tables[tables.protocol == "oracle"].dropna(subset=["n_settings"])
-    sizes = tuned.groupby("method").n_settings.agg(["min", "max"]).astype(int)
-    return ", ".join(
-        f"{m} {lo}" if lo == hi else f"{m} {lo}–{hi}" for m, (lo, hi) in sizes.iterrows()
-    )
-
-
-def _run_scope(run, label: str | None = None) -> list[str]:
-    """What a results directory holds: datasets, methods, timing (from its tables);
-    ``label``: what to call it (default: its path)."""
-    import json
-
-    import pandas as pd
-
-    lines = []
-    csvs = sorted((run / "tables").glob("*.csv"))
-    if csvs:
-        t = pd.concat([pd.read_csv(f) for f in csvs])
-        reps = t.groupby("dataset")["replicates"].max() if "replicates" in t else {}
-        names = [
-            f"{d} ({int(reps[d])} replicates)" if reps.get(d, 1) > 1 else d
-            for d in sorted(t.dataset.unique())
-        ]
-        lines.append(
-            f"Run {label or f'`{run}`'}: datasets {', '.join(names)}; "
-            f"methods {', '.join(sorted(t.method.unique()))}."
-        )
-        grids = _tuned_grid_sizes(t)
-        if grids:
-            lines.append(f"Label-tuned over {grids} parameter settings (the run's grids).")
-    timing = run / "timing.json"
-    if timing.exists():
-        t = json.loads(timing.read_text())
-        lines.append(
-            f"{t['jobs']} jobs, {t['job_wall_seconds'] / 60:.1f} min of job time "
-            f"({t['solver_seconds'] / 60:.1f} min in solvers, {t['kmeans_seconds'] / 60:.1f} "
-            "min in k-means)."
-        )
-    return [" ".join(lines), ""] if lines else []
-
-
-def _two_parameter_grid(run) -> tuple[str, str, str] | None:
-    """``(method, x, y)`` when the run's evaluations tune one method over settings that
-    vary exactly two parameters (a sensitivity experiment, e.g. the K-means UFS paper's
-    Fig. 3), else ``None``."""
-    from .pipeline.io import read_evaluations
-
-    files = sorted((run / "evaluations").glob("*/*.json"))
-    settings: dict[str, set[tuple]] = {}
-    for ev in read_evaluations(files):
-        settings.setdefault(ev["method"], set()).add(tuple(sorted(ev["params"].items())))
-    tuned = {m: s for m, s in settings.items() if len(s) > 1}
-    if len(tuned) != 1:
-        return None
-    ((method, grid),) = tuned.items()
-    keys = sorted({k for setting in grid for k, _ in setting})
-    return (method, keys[0], keys[1]) if len(keys) == 2 else None
-
-
-def _figures_only_tables(run, archive: str | None) -> list[str]:
-    """A run of a paper that reports figures only: the scores over its two-parameter grid
-    (:func:`ufs.report.param_grid.grid_markdown`, every grid point: no labels choose)
-    with the command that draws the figures; otherwise each data set's label-tuned ACC
-    table."""
-    grid = _two_parameter_grid(run)
-    if grid is not None:
-        from .report.param_grid import grid_markdown, grid_scores
-
-        method, x, y = grid
-        files = sorted((run / "evaluations").glob("*/*.json"))
-        source = f"--archive {archive}" if archive else f"--results {run}"
-        lines = [
-            f"{method}'s ACC and NMI over its grid of {x} × {y}, every setting (the labels "
-            "choose nothing here; status marks as in the tables). The figures: "
-            f"`ufs sensitivity-figure {source} --method {method} --x {x} --y {y}`.",
-            "",
-        ]
-        body = grid_markdown(grid_scores(files, method, x, y), x, y, ["acc_mean", "nmi_mean"])
-        return lines + [ln.replace("### ", "#### ", 1) for ln in body]
-    out = ["Our label-tuned ACC per h:", ""]
-    for md in sorted((run / "tables").glob("*.md")):
-        blocks = md.read_text().split("\n\n")
-        tuned = [b for b in blocks if b.startswith("**ACC %** — label-tuned")]
-        if tuned:  # heading, caption, table
-            idx = blocks.index(tuned[0])
-            out += [blocks[0].strip(), "", tuned[0].strip(), "", blocks[idx + 1].strip(), ""]
-    return out
-
-
-_MARKER = "<!-- run: {} -->"
-
-
-def _previous_sections(path) -> dict[str, str]:
-    """Sections of an existing report, by run name (``<!-- run: NAME -->`` markers; the
-    older ``<!-- results/NAME -->`` form is read too). Each runs to the next marker or to
-    the closing "Not in this report" line."""
-    import re
-    from pathlib import Path
-
-    path = Path(path)
-    if not path.exists():
-        return {}
-    text = path.read_text()
-    marks = list(re.finditer(r"^<!-- (?:run: )?(?:\S*/)?([A-Za-z0-9_]+) -->$", text, re.M))
-    out = {}
-    for i, m in enumerate(marks):
-        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
-        body = text[m.end() : end]
-        body = body.split("\nNot in this report", 1)[0]
-        out[m.group(1)] = body.strip("\n")
-    return out
-
-
 def _reproduction(args: argparse.Namespace) -> int:
-    """Collect every ``<results>/*/comparison/*.md`` into one report, opened by one
-    verdict per paper (:mod:`ufs.report.paper_verdicts`, a sensitivity claim included);
-    runs of papers without published tables (``<results>/<paper>/`` without
-    ``comparison/``) show their scores over a two-parameter grid, or else their
-    label-tuned ACC tables.
+    """Write the reproduction report (:func:`ufs.report.reproduction_report.reproduction_markdown`)
+    from the runs under ``--results`` or from ``--archives`` alone.
 
-    A run with no results under ``--results`` keeps its section of the existing report
-    (``--out``), with a line saying so: results computed on another machine or in an
-    earlier session are not erased by regenerating the report from the runs at hand.
-    ``--drop-missing`` removes them instead."""
+    From ``--results``, a run with no results there keeps its section of the existing
+    report (``--out``), with a line saying so: results computed on another machine or in
+    an earlier session are not erased by regenerating the report from the runs at hand;
+    ``--drop-missing`` removes them instead. From the archives nothing is kept."""
     import tempfile
     from pathlib import Path
 
@@ -249,137 +126,46 @@ def _reproduction(args: argparse.Namespace) -> int:
         return _write_reproduction(
             args,
             Path(args.results),
-            {},
             source="the workflow results",
             where=f"`{args.results}`",
-            archives={},
+            previous=None if args.drop_missing else Path(args.out),
         )
     from .report.reproduction import restore_reproductions
 
-    # the archives alone (issue 38): no kept sections, no local results
     with tempfile.TemporaryDirectory(prefix="ufs-reproduction-") as tmp:
         runs = restore_reproductions(args.archives, tmp)
-        labels = {n: f"the archive `{a.as_posix()}`" for n, a in runs.items()}
-        args.drop_missing = True
         return _write_reproduction(
             args,
             Path(tmp),
-            labels,
             source="the archives",
             where="the archives given",
+            labels={n: f"the archive `{a.as_posix()}`" for n, a in runs.items()},
             archives={n: a.as_posix() for n, a in runs.items()},
         )
 
 
-def _write_reproduction(
-    args, root, labels: dict[str, str], source: str, where: str, archives: dict[str, str]
-) -> int:
+def _write_reproduction(args: argparse.Namespace, root, **inputs) -> int:
     from pathlib import Path
 
-    parts = [
-        "# Reproduction of the seed papers",
-        "",
-        f"Generated by `ufs reproduction` from {source}; do not edit by hand.",
-        "Ours are the label-tuned (oracle) numbers — the papers' protocol, which uses the labels.",
-        "A cell **differs** when |ours − published| exceeds 1.96 standard errors of the two",
-        "means (over the restarts; replicates for TP, binomial for CP; `ufs.report.compare`); a",
-        "published value no clustering can score is *impossible as published*. We did not tune",
-        "anything to match.",
-        "A run may cover a slice of its experiment config (`only_methods`, `only_datasets`,",
-        "`offline_only`): the scope line of each run says what it holds; other cells are *not run*.",
-        "",
-        *_verdicts(root),
-    ]
-    runs = sorted(
-        d
-        for d in (root.iterdir() if root.is_dir() else [])
-        if (d / "tables").is_dir() or (d / "comparison").is_dir()
-    )
-    sections: dict[str, list[str]] = {}
-    for run in runs:
-        found = sorted((run / "comparison").glob("*.md"))
-        if not found and not (run / "timing.json").exists():
-            continue
-        body = []
-        if not found:
-            body += [
-                f"## {run.name}",
-                "",
-                "No published tables to compare with (the paper reports figures only).",
-                "",
-            ]
-        body += _run_scope(run, labels.get(run.name))
-        for md in found:
-            body.append(md.read_text())
-        if not found:
-            body += _figures_only_tables(run, archives.get(run.name))
-        sections[run.name] = body
-    computed = set(sections)
-    if not computed:  # never rewrite the tracked report from nothing (issue 39)
+    from .fileio import write_text
+    from .report.reproduction_report import NoRunsError, reproduction_markdown
+
+    previous = inputs.pop("previous", None)
+    try:
+        text, runs, kept = reproduction_markdown(
+            root, previous=previous if previous and previous.exists() else None, **inputs
+        )
+    except NoRunsError as exc:  # never rewrite the tracked report from nothing (issue 39)
         print(
-            f"error: no completed run with results in {where}; {args.out} left as it is. "
+            f"error: {exc}; {args.out} left as it is. "
             "Run `snakemake --cores 2 --configfile config/experiments/<paper>.yaml` first.",
             file=sys.stderr,
         )
         return 2
-    kept = []
-    if not getattr(args, "drop_missing", False):
-        keep_note = "*Kept from the previous report: no results of this run under"
-        for name, body in _previous_sections(args.out).items():
-            if name in sections:
-                continue
-            lines = [ln for ln in body.splitlines() if not ln.startswith(keep_note)]
-            sections[name] = [f"{keep_note} `{root}` when it was regenerated.*", ""] + lines
-            kept.append(name)
-    for name in sorted(sections):
-        parts.append(_MARKER.format(name))
-        parts += sections[name]
-    if not sections:
-        parts.append("No comparison has been run yet.")
-    from .report.paper_verdicts import CLAIMS, SENSITIVITY_CLAIMS
-
-    # the seed papers' runs (not the benchmark: it reproduces no paper)
-    expected = set(CLAIMS) | {c.run for c in SENSITIVITY_CLAIMS.values()}
-    missing = sorted(expected - set(sections))
-    if missing:
-        parts.append(
-            f"Not in this report (no completed run in {where}): {', '.join(missing)}; "
-            "run `snakemake --configfile config/experiments/<run>.yaml` to add one."
-        )
-    text = "\n".join(parts) + "\n"
-    Path(args.out).write_text(text)
-    msg = f"wrote {args.out} from {len(computed)} run(s)"
-    print(msg + (f"; kept {', '.join(sorted(kept))} from the previous report" if kept else ""))
+    write_text(Path(args.out), text)
+    msg = f"wrote {args.out} from {len(runs)} run(s)"
+    print(msg + (f"; kept {', '.join(kept)} from the previous report" if kept else ""))
     return 0
-
-
-def _verdicts(root) -> list[str]:
-    """The report's opening: one verdict per seed paper (ufs.report.paper_verdicts), from
-    the comparison table of its run under ``root`` where there is one."""
-    import pandas as pd
-
-    from .report.paper_verdicts import (
-        CLAIMS,
-        SENSITIVITY_CLAIMS,
-        sensitivity_markdown,
-        sensitivity_verdict,
-        verdict_markdown,
-    )
-    from .report.param_grid import grid_scores
-
-    lines = ["## Verdicts, one per paper", ""]
-    for paper in CLAIMS:
-        path = root / paper / "comparison" / f"{paper}.csv"
-        cmp = pd.read_csv(path, dtype={"h": str}) if path.is_file() else None
-        text = verdict_markdown(cmp, paper)
-        claim = SENSITIVITY_CLAIMS.get(paper)
-        files = sorted((root / claim.run / "evaluations").glob("*/*.json")) if claim else []
-        if files:
-            x, y = list(claim.region)
-            scores = grid_scores(files, claim.method, x, y)
-            text += sensitivity_markdown(sensitivity_verdict(scores, claim), claim)
-        lines += [text, ""]
-    return lines
 
 
 def _benchmark_report(args: argparse.Namespace) -> int:

@@ -1,0 +1,250 @@
+"""The reproduction report, ``docs/reproduction.md`` (issue 38), from the runs' folders.
+
+:func:`reproduction_markdown` assembles it from a folder of reproduction runs (the workflow's
+``results/``, or the archives restored by :func:`ufs.report.reproduction.restore_reproductions`):
+
+* the verdicts first, one per seed paper (:mod:`ufs.report.paper_verdicts`; a paper's
+  sensitivity claim checked on its sensitivity run);
+* then one section per run: its scope (data sets, methods, grid sizes, job time), and its
+  comparison with the published cells (:mod:`ufs.report.compare`), or — for a paper that
+  publishes figures only — its scores over a two-parameter grid
+  (:func:`ufs.report.param_grid.grid_markdown`) or else its label-tuned ACC tables;
+* the seed papers' runs that are not there, named.
+
+Sections are delimited by ``<!-- run: NAME -->`` markers (:data:`MARKER`), so that a report
+regenerated from the runs at hand can keep (marked) the sections of runs computed elsewhere
+(:func:`previous_sections`); a report from the archives keeps none.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from ..pipeline.io import read_evaluations
+from .paper_verdicts import (
+    CLAIMS,
+    SENSITIVITY_CLAIMS,
+    sensitivity_markdown,
+    sensitivity_verdict,
+    verdict_markdown,
+)
+from .param_grid import grid_markdown, grid_scores
+
+__all__ = ["MARKER", "NoRunsError", "previous_sections", "reproduction_markdown", "verdicts"]
+
+
+class NoRunsError(ValueError):
+    """The folder holds no completed run: a report must not be rewritten from nothing."""
+
+
+def tuned_grid_sizes(tables: pd.DataFrame) -> str:
+    """``"fsasl 9, urafs 27"``: the settings each method's label-tuned cell was chosen
+    from (``n_settings`` of the ``oracle`` rows; a range where data sets differ). A
+    tuned cell is a maximum over its grid, so a reader needs the grid's size to judge it;
+    ``""`` for tables without these columns."""
+    if not {"protocol", "n_settings"} <= set(tables.columns):
+        return ""
+    tuned = tables[tables.protocol == "oracle"].dropna(subset=["n_settings"])
+    sizes = tuned.groupby("method").n_settings.agg(["min", "max"]).astype(int)
+    return ", ".join(
+        f"{m} {lo}" if lo == hi else f"{m} {lo}–{hi}" for m, (lo, hi) in sizes.iterrows()
+    )
+
+
+def run_scope(run: Path, label: str | None = None) -> list[str]:
+    """What a results directory holds: datasets, methods, timing (from its tables);
+    ``label``: what to call it (default: its path)."""
+    lines = []
+    csvs = sorted((run / "tables").glob("*.csv"))
+    if csvs:
+        t = pd.concat([pd.read_csv(f) for f in csvs])
+        reps = t.groupby("dataset")["replicates"].max() if "replicates" in t else {}
+        names = [
+            f"{d} ({int(reps[d])} replicates)" if reps.get(d, 1) > 1 else d
+            for d in sorted(t.dataset.unique())
+        ]
+        lines.append(
+            f"Run {label or f'`{run}`'}: datasets {', '.join(names)}; "
+            f"methods {', '.join(sorted(t.method.unique()))}."
+        )
+        grids = tuned_grid_sizes(t)
+        if grids:
+            lines.append(f"Label-tuned over {grids} parameter settings (the run's grids).")
+    timing = run / "timing.json"
+    if timing.exists():
+        t = json.loads(timing.read_text())
+        lines.append(
+            f"{t['jobs']} jobs, {t['job_wall_seconds'] / 60:.1f} min of job time "
+            f"({t['solver_seconds'] / 60:.1f} min in solvers, {t['kmeans_seconds'] / 60:.1f} "
+            "min in k-means)."
+        )
+    return [" ".join(lines), ""] if lines else []
+
+
+def two_parameter_grid(run: Path) -> tuple[str, str, str] | None:
+    """``(method, x, y)`` when the run's evaluations tune one method over settings that
+    vary exactly two parameters (a sensitivity experiment, e.g. the K-means UFS paper's
+    Fig. 3), else ``None``."""
+    files = sorted((run / "evaluations").glob("*/*.json"))
+    settings: dict[str, set[tuple]] = {}
+    for ev in read_evaluations(files):
+        settings.setdefault(ev["method"], set()).add(tuple(sorted(ev["params"].items())))
+    tuned = {m: s for m, s in settings.items() if len(s) > 1}
+    if len(tuned) != 1:
+        return None
+    ((method, grid),) = tuned.items()
+    keys = sorted({k for setting in grid for k, _ in setting})
+    return (method, keys[0], keys[1]) if len(keys) == 2 else None
+
+
+def figures_only_tables(run: Path, archive: str | None) -> list[str]:
+    """A run of a paper that reports figures only: the scores over its two-parameter grid
+    (:func:`ufs.report.param_grid.grid_markdown`, every grid point: no labels choose)
+    with the command that draws the figures; otherwise each data set's label-tuned ACC
+    table."""
+    grid = two_parameter_grid(run)
+    if grid is not None:
+        method, x, y = grid
+        files = sorted((run / "evaluations").glob("*/*.json"))
+        source = f"--archive {archive}" if archive else f"--results {run}"
+        lines = [
+            f"{method}'s ACC and NMI over its grid of {x} × {y}, every setting (the labels "
+            "choose nothing here; status marks as in the tables). The figures: "
+            f"`ufs sensitivity-figure {source} --method {method} --x {x} --y {y}`.",
+            "",
+        ]
+        body = grid_markdown(grid_scores(files, method, x, y), x, y, ["acc_mean", "nmi_mean"])
+        return lines + [ln.replace("### ", "#### ", 1) for ln in body]
+    out = ["Our label-tuned ACC per h:", ""]
+    for md in sorted((run / "tables").glob("*.md")):
+        blocks = md.read_text().split("\n\n")
+        tuned = [b for b in blocks if b.startswith("**ACC %** — label-tuned")]
+        if tuned:  # heading, caption, table
+            idx = blocks.index(tuned[0])
+            out += [blocks[0].strip(), "", tuned[0].strip(), "", blocks[idx + 1].strip(), ""]
+    return out
+
+
+MARKER = "<!-- run: {} -->"
+
+
+def previous_sections(path: str | Path) -> dict[str, str]:
+    """Sections of an existing report, by run name (``<!-- run: NAME -->`` markers; the
+    older ``<!-- results/NAME -->`` form is read too). Each runs to the next marker or to
+    the closing "Not in this report" line."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    text = path.read_text()
+    marks = list(re.finditer(r"^<!-- (?:run: )?(?:\S*/)?([A-Za-z0-9_]+) -->$", text, re.M))
+    out = {}
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
+        body = text[m.end() : end]
+        body = body.split("\nNot in this report", 1)[0]
+        out[m.group(1)] = body.strip("\n")
+    return out
+
+
+def verdicts(root: Path) -> list[str]:
+    """The report's opening: one verdict per seed paper (ufs.report.paper_verdicts), from
+    the comparison table of its run under ``root`` where there is one."""
+    lines = ["## Verdicts, one per paper", ""]
+    for paper in CLAIMS:
+        path = root / paper / "comparison" / f"{paper}.csv"
+        cmp = pd.read_csv(path, dtype={"h": str}) if path.is_file() else None
+        text = verdict_markdown(cmp, paper)
+        claim = SENSITIVITY_CLAIMS.get(paper)
+        files = sorted((root / claim.run / "evaluations").glob("*/*.json")) if claim else []
+        if files:
+            x, y = list(claim.region)
+            scores = grid_scores(files, claim.method, x, y)
+            text += sensitivity_markdown(sensitivity_verdict(scores, claim), claim)
+        lines += [text, ""]
+    return lines
+
+
+def reproduction_markdown(
+    root: Path,
+    *,
+    source: str,
+    where: str,
+    labels: dict[str, str] | None = None,
+    archives: dict[str, str] | None = None,
+    previous: Path | None = None,
+) -> tuple[str, list[str], list[str]]:
+    """The report of the runs under ``root`` (module docstring): ``(text, runs, kept)``.
+
+    ``source`` and ``where`` name the inputs in the header and in the missing-run line;
+    ``labels``: run → how its scope line names it (default: its path); ``archives``: run →
+    its archive (the figure command of a figures-only run); ``previous``: an existing
+    report whose sections of runs not under ``root`` are kept, marked (``kept`` names
+    them). :class:`NoRunsError` when ``root`` holds no completed run."""
+    labels, archives = labels or {}, archives or {}
+    parts = [
+        "# Reproduction of the seed papers",
+        "",
+        f"Generated by `ufs reproduction` from {source}; do not edit by hand.",
+        "Ours are the label-tuned (oracle) numbers — the papers' protocol, which uses the labels.",
+        "A cell **differs** when |ours − published| exceeds 1.96 standard errors of the two",
+        "means (over the restarts; replicates for TP, binomial for CP; `ufs.report.compare`); a",
+        "published value no clustering can score is *impossible as published*. We did not tune",
+        "anything to match.",
+        "A run may cover a slice of its experiment config (`only_methods`, `only_datasets`,",
+        "`offline_only`): the scope line of each run says what it holds; a published cell we",
+        "have no value for says why (*data network-only*, *method not implemented*, *not run*).",
+        "",
+        *verdicts(root),
+    ]
+    runs = sorted(
+        d
+        for d in (root.iterdir() if root.is_dir() else [])
+        if (d / "tables").is_dir() or (d / "comparison").is_dir()
+    )
+    sections: dict[str, list[str]] = {}
+    for run in runs:
+        found = sorted((run / "comparison").glob("*.md"))
+        if not found and not (run / "timing.json").exists():
+            continue
+        body = []
+        if not found:
+            body += [
+                f"## {run.name}",
+                "",
+                "No published tables to compare with (the paper reports figures only).",
+                "",
+            ]
+        body += run_scope(run, labels.get(run.name))
+        for md in found:
+            body.append(md.read_text())
+        if not found:
+            body += figures_only_tables(run, archives.get(run.name))
+        sections[run.name] = body
+    computed = sorted(sections)
+    if not computed:
+        raise NoRunsError(f"no completed run with results in {where}")
+    kept = []
+    if previous is not None:
+        keep_note = "*Kept from the previous report: no results of this run under"
+        for name, body in previous_sections(previous).items():
+            if name in sections:
+                continue
+            lines = [ln for ln in body.splitlines() if not ln.startswith(keep_note)]
+            sections[name] = [f"{keep_note} `{root}` when it was regenerated.*", ""] + lines
+            kept.append(name)
+    for name in sorted(sections):
+        parts.append(MARKER.format(name))
+        parts += sections[name]
+    # the seed papers' runs (not the benchmark: it reproduces no paper)
+    expected = set(CLAIMS) | {c.run for c in SENSITIVITY_CLAIMS.values()}
+    missing = sorted(expected - set(sections))
+    if missing:
+        parts.append(
+            f"Not in this report (no completed run in {where}): {', '.join(missing)}; "
+            "run `snakemake --configfile config/experiments/<run>.yaml` to add one."
+        )
+    return "\n".join(parts) + "\n", computed, sorted(kept)
