@@ -358,3 +358,86 @@ def test_reproduction_report_opens_with_the_five_verdicts(tmp_path, files):
         assert f"**{paper}**" in head
     assert head.count("*Not computed here*") == 4  # dgufs has a comparison (method "m")
     assert text.index("## Verdicts") < text.index("## dgufs")
+
+
+def test_our_standard_error_counts_the_restarts_behind_it(tmp_path):
+    """A label-tuned row reports the held-out half of the restarts (the odd ones), so its
+    standard error is std/√(R/2); a mean over the h grid combines the per-h errors."""
+    pub = pd.DataFrame(
+        [
+            ["p", "1", "d", "m", "acc", "10", 0.50, 0.02, ""],
+            ["p", "1", "d", "m", "acc", "mean", 0.50, 0.02, ""],
+        ],
+        columns=["paper", "table", "dataset", "method", "metric", "h", "value", "std", "note"],
+    )
+    ours = pd.DataFrame(
+        [
+            ["d", "m", "oracle", 10, "10", 0.53, 0.03, "held_out"],
+            ["d", "m", "oracle", 20, "20", 0.55, 0.04, "held_out"],
+        ],
+        columns=["dataset", "method", "protocol", "h", "h_label", "acc_mean", "acc_std", "tuning"],
+    )
+    pub.to_csv(tmp_path / "pub.csv", index=False)
+    ours.to_csv(tmp_path / "d.csv", index=False)
+    cmp = compare_published(tmp_path / "pub.csv", [tmp_path / "d.csv"], restarts=20)
+    at10, mean = cmp.iloc[0], cmp.iloc[1]
+    # h = 10: ours 0.03 over the 10 held-out restarts, published 0.02 over 20
+    assert at10["margin"] == pytest.approx(1.959964 * (0.03**2 / 10 + 0.02**2 / 20) ** 0.5)
+    assert at10["basis"] == "standard errors over 20 restarts (ours: the 10 held out)"
+    # mean over h: (0.53 + 0.55) / 2, its se √(.03² + .04²) / 2 / √10 = 0.0079
+    assert mean["ours"] == pytest.approx(0.54)
+    se_ours = (0.03**2 + 0.04**2) ** 0.5 / 2 / 10**0.5
+    assert mean["margin"] == pytest.approx(1.959964 * (se_ours**2 + 0.02**2 / 20) ** 0.5)
+
+
+def _spcafs_tables():
+    """SPCAFS against all features on three data sets, label-tuned rows held out."""
+    rows = []
+    for ds, (a10, a20, ref) in {"x": (0.60, 0.62, 0.50), "y": (0.51, 0.52, 0.50)}.items():
+        rows += [
+            [ds, "spcafs", "oracle", "10", a10, 0.02, a10, 0.02, "held_out"],
+            [ds, "spcafs", "oracle", "20", a20, 0.02, a20, 0.02, "held_out"],
+            [ds, "all_features", "oracle", "all", ref, 0.02, ref, 0.02, "held_out"],
+        ]
+    rows += [
+        ["z", "spcafs", "oracle", "10", 0.30, 0.02, 0.30, 0.02, "held_out"],
+        ["z", "spcafs", "oracle", "20", 0.30, 0.02, 0.30, 0.02, "held_out"],
+        ["z", "all_features", "oracle", "all", 0.50, 0.02, 0.50, 0.02, "held_out"],
+        ["z", "spcafs", "label_free", "10", 0.90, 0.02, 0.90, 0.02, ""],  # not label-tuned
+    ]
+    cols = ["dataset", "method", "protocol", "h_label", "acc_mean", "acc_std"]
+    return pd.DataFrame(rows, columns=cols + ["nmi_mean", "nmi_std", "tuning"])
+
+
+def test_a_figures_only_paper_is_judged_against_its_reference_by_hand():
+    """Issue 38: SPCAFS publishes no cells; its claim (improves on all features on almost
+    all data sets) is checked on our label-tuned run: mean over h beyond 1.96 SE."""
+    from ufs.report.paper_verdicts import CLAIMS, versus_markdown, versus_verdict
+
+    v = versus_verdict(_spcafs_tables(), CLAIMS["spcafs"], restarts=20)
+    acc = v[v.metric == "acc"].set_index("dataset")
+    # se of the mean over h: √(2 · .02²)/2/√10; of the reference .02/√10
+    margin = 1.959964 * ((0.02**2 * 2 / 4 + 0.02**2) / 10) ** 0.5  # 0.0152
+    assert acc.loc["x", "margin"] == pytest.approx(margin)
+    assert acc.loc["x", "improves"] and acc.loc["x", "difference"] == pytest.approx(0.11)
+    assert not acc.loc["y", "improves"] and not acc.loc["y", "worse"]  # +0.015 < 0.0152
+    assert acc.loc["z", "worse"] and acc.loc["z", "ours"] == pytest.approx(0.30)
+    text = versus_markdown(v, "spcafs")
+    assert "`spcafs` improves on all_features ACC on 1 of 3 (worse on 1), NMI on 1 of 3" in text
+    assert "on both metrics on 1 of 3: **not supported**" in text
+    assert "“almost all” read as all but 1" in text
+
+
+def test_the_report_judges_a_figures_only_run(tmp_path):
+    from ufs.cli import main
+
+    run = tmp_path / "results" / "spcafs"
+    (run / "tables").mkdir(parents=True)
+    _spcafs_tables().to_csv(run / "tables" / "all.csv", index=False)
+    (run / "timing.json").write_text(
+        '{"jobs": 1, "job_wall_seconds": 6, "solver_seconds": 3, "kmeans_seconds": 1}'
+    )
+    out = tmp_path / "r.md"
+    assert main(["reproduction", "--results", str(tmp_path / "results"), "--out", str(out)]) == 0
+    verdict = next(ln for ln in out.read_text().splitlines() if ln.startswith("**spcafs**"))
+    assert "No published cells (figures only)" in verdict and "**not supported**" in verdict

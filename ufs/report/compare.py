@@ -13,9 +13,12 @@ For every published cell ``(dataset, method, metric, h)`` we take our **label-tu
 what both sides' uncertainty allows at the two-sided 95 % level: ``|ours − published| ≤
 1.96 · √(se_pub² + se_ours²)``, each ``se`` the standard error of a mean —
 
-* ACC, NMI, ARI, NE: a std over ``R`` k-means restarts divided by ``√R`` (``R`` = the run's
-  restarts, the papers' 20); a side without a published std contributes 0, and the basis
-  says so ("our spread only"); with neither std the old fixed tolerance 0.02 is the basis;
+* ACC, NMI, ARI, NE: a std over ``R`` k-means restarts divided by ``√R`` (published: the
+  papers' 20; ours: a label-tuned row reports the ``R/2`` odd-numbered restarts of the
+  run's ``R``, held out from the choice of its setting; a mean over the h grid: the
+  per-h standard errors combined, ``√(Σ se_h²) / n``); a side without a published std
+  contributes 0, and the basis says so ("our spread only"); with neither std the old
+  fixed tolerance 0.02 is the basis;
 * TP (a mean count of true features over simulation repeats): our replicates' spread
   ``tp_std / √replicates``; the paper publishes no spread (0);
 * CP (a fraction of repeats): binomial, ``√(p(1 − p)/n)`` on each side (the paper's
@@ -46,7 +49,13 @@ import pandas as pd
 from ..fileio import write_text, write_with
 from .aggregate import _save_figure
 
-__all__ = ["compare_published", "comparison_markdown", "missing_reason", "no_value"]
+__all__ = [
+    "compare_published",
+    "comparison_markdown",
+    "missing_reason",
+    "no_value",
+    "restarts_behind",
+]
 
 NO_STD_TOLERANCE = 0.02
 #: two-sided 95 % normal quantile of the agreement test
@@ -83,11 +92,14 @@ def agreement(
     ours_std: float | None,
     *,
     restarts: int = 20,
+    ours_restarts: int | None = None,
     replicates: int | None = None,
     published_repeats: int | None = None,
 ) -> tuple[str, float, str]:
     """(``agrees`` / ``differs``, the margin the difference is held to, its basis): the
-    criterion of the module docstring for one computed cell."""
+    criterion of the module docstring for one computed cell. ``restarts``: behind the
+    published std (the papers' 20); ``ours_restarts``: behind ours (default the same; the
+    held-out half of a label-tuned row)."""
 
     def ok(x: float | None) -> bool:
         return x is not None and np.isfinite(x)
@@ -111,7 +123,8 @@ def agreement(
             margin, basis = 0.5, "half a feature (no replicate spread)"
     else:
         r = max(int(restarts), 1)
-        se_o = float(ours_std) / np.sqrt(r) if ok(ours_std) else None
+        r_o = max(int(ours_restarts or restarts), 1)
+        se_o = float(ours_std) / np.sqrt(r_o) if ok(ours_std) else None
         se_p = float(published_std) / np.sqrt(r) if ok(published_std) else None
         if se_o is None and se_p is None:
             margin, basis = NO_STD_TOLERANCE, f"fixed {NO_STD_TOLERANCE} (no std on either side)"
@@ -119,6 +132,7 @@ def agreement(
             margin = Z95 * float(np.sqrt((se_o or 0.0) ** 2 + (se_p or 0.0) ** 2))
             basis = (
                 f"standard errors over {r} restarts"
+                + (f" (ours: the {r_o} held out)" if r_o != r else "")
                 if se_o is not None and se_p is not None
                 else "our spread only (no published std)"
                 if se_p is None
@@ -148,42 +162,50 @@ def missing_reason(dataset: str, method: str) -> str:
     return NETWORK_ONLY if spec.needs_network else NOT_RUN
 
 
-def _ours(tables: pd.DataFrame, dataset: str, method: str, metric: str, h: str):
+def restarts_behind(rows: pd.DataFrame, restarts: int) -> int:
+    """The k-means restarts behind our label-tuned std: the odd-numbered half when the
+    setting was chosen on the even ones (``tuning = held_out``,
+    :func:`ufs.report.results_table.select_protocols`), else all ``restarts``."""
+    held_out = "tuning" in rows and (rows["tuning"] == "held_out").all()
+    return max(restarts // 2, 1) if held_out else restarts
+
+
+def _ours(tables: pd.DataFrame, dataset: str, method: str, metric: str, h: str, restarts: int):
+    """(our value, its std, status, the restarts behind the std) for one published cell."""
     part = tables[
         (tables["dataset"] == dataset)
         & (tables["method"] == method)
         & (tables["protocol"] == "oracle")
     ]
     if part.empty:
-        return None, None, missing_reason(dataset, method)
+        return None, None, missing_reason(dataset, method), restarts
     col = metric if metric in ("tp", "cp") else f"{metric}_mean"
     scol = {"tp": "tp_std", "cp": None}.get(metric, f"{metric}_std")
     if scol is not None and scol not in part:
         scol = None
+
+    def one(row: pd.Series, status: str = "ok"):
+        if pd.isna(row[col]):  # the fit exceeded the compute budget
+            return None, None, "budget exceeded", restarts
+        std = float(row[scol]) if scol else None
+        return float(row[col]), std, status, restarts_behind(row.to_frame().T, restarts)
+
     if h == "all" or (part["h_label"] == "all").all():
-        row = part.iloc[0]
-        if pd.isna(row[col]):
-            return None, None, "budget exceeded"
-        return float(row[col]), (float(row[scol]) if scol else None), "ok"
+        return one(part.iloc[0])
     part = part[part["h_label"] != "all"]
     if part[col].isna().all():  # every fit over the compute budget: no value to compare
-        return None, None, "budget exceeded"
+        return None, None, "budget exceeded", restarts
     if h in ("best", "unstated"):
-        row = part.loc[part[col].idxmax()]
-        return (
-            float(row[col]),
-            (float(row[scol]) if scol else None),
-            "ok" if h == "best" else "assumed best over h",
-        )
+        return one(part.loc[part[col].idxmax()], "ok" if h == "best" else "assumed best over h")
     if h == "mean":
-        return float(part[col].mean()), (float(part[scol].mean()) if scol else None), "ok"
+        # the mean of n independent per-h means: its standard error is √(Σ se_h²) / n,
+        # written as the std that gives it over the same restarts
+        std = float(np.sqrt((part[scol] ** 2).sum()) / len(part)) if scol else None
+        return float(part[col].mean()), std, "ok", restarts_behind(part, restarts)
     sel = part[part["h_label"] == str(h)]
     if sel.empty:
-        return None, None, f"h={h} not run"
-    row = sel.iloc[0]
-    if pd.isna(row[col]):  # the fit exceeded the compute budget
-        return None, None, "budget exceeded"
-    return float(row[col]), (float(row[scol]) if scol else None), "ok"
+        return None, None, f"h={h} not run", restarts
+    return one(sel.iloc[0])
 
 
 #: statuses of a published cell for which we have no value
@@ -227,7 +249,9 @@ def compare_published(
     )
     rows = []
     for _, p in pub.iterrows():
-        ours, ours_std, status = _ours(tables, p["dataset"], p["method"], p["metric"], str(p["h"]))
+        ours, ours_std, status, n_ours = _ours(
+            tables, p["dataset"], p["method"], p["metric"], str(p["h"]), restarts
+        )
         diff = None if ours is None else ours - float(p["value"])
         pub_std = float(p["std"]) if pd.notna(p["std"]) and float(p["std"]) > 0 else None
         why = impossible(
@@ -244,6 +268,7 @@ def compare_published(
                 ours,
                 ours_std,
                 restarts=restarts,
+                ours_restarts=n_ours,
                 replicates=_replicates(tables, p["dataset"], p["method"]),
                 published_repeats=PUBLISHED_REPEATS.get(str(p["paper"])),
             )

@@ -14,6 +14,13 @@ published cell with ours beside it) this module counts, on the cells both sides 
 :data:`CLAIMS` quotes each paper's headline claim with its section, and names where
 ``docs/methods.md`` explains a systematic difference (measured there, not here).
 
+A paper without published cells (SPCAFS: figures only) is judged on its own claim against
+a reference, from our run's label-tuned tables (:func:`versus_verdict`): per data set and
+metric, the proposed method's mean over the h grid improves on the reference when it
+exceeds it by more than 1.96 standard errors of the two means (each row's std over the
+restarts behind it: the held-out half of a label-tuned row; the mean over h's error from
+the per-h errors).
+
 A paper that claims insensitivity to its parameters over a region of its grid
 (:data:`SENSITIVITY_CLAIMS`; the K-means UFS paper's Fig. 3) is checked on its sensitivity
 run by :func:`sensitivity_verdict`: per data set and h, the claim holds when the best and
@@ -30,7 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .compare import AGREES, DIFFERS, IMPOSSIBLE, no_value
+from .compare import AGREES, DIFFERS, IMPOSSIBLE, Z95, no_value, restarts_behind
 
 __all__ = [
     "CLAIMS",
@@ -49,12 +56,18 @@ REFERENCE = "all_features"
 @dataclass(frozen=True)
 class Claim:
     """A paper's headline claim: the proposed method, the quote, its section, and where
-    ``docs/methods.md`` explains a systematic difference."""
+    ``docs/methods.md`` explains a systematic difference. A paper that publishes figures
+    only (no cells to compare) claims an improvement over a reference: ``versus`` names
+    it, ``almost_all`` how many data sets the claim may miss, ``variants`` the declared
+    variants checked beside the proposed method (:func:`versus_verdict`)."""
 
     proposed: str
     quote: str
     section: str
     explained: str = ""
+    versus: str = ""
+    almost_all: int = 0
+    variants: tuple[str, ...] = ()
 
 
 CLAIMS: dict[str, Claim] = {
@@ -92,6 +105,9 @@ CLAIMS: dict[str, Claim] = {
         "significantly improved on almost all these data sets.",
         "§6",
         "docs/methods.md, *SPCAFS's input*: the gap is its input space",
+        versus="all_features",
+        almost_all=1,  # §6: "On PalmData25 ... lower than the baseline"
+        variants=("spcafs_raw",),
     ),
 }
 
@@ -172,6 +188,83 @@ def sensitivity_markdown(verdict: pd.DataFrame, claim: SensitivityClaim) -> str:
         head + f": **{verdict_word}** — it holds on {held} of {len(verdict)} data sets "
         f"(the region's best and worst cell within the k-means noise, Bonferroni over its "
         f"pairs of cells): {parts}."
+    )
+
+
+def versus_verdict(tables: pd.DataFrame, claim: Claim, restarts: int) -> pd.DataFrame:
+    """Per method (the proposed one and its variants present), data set and metric (ACC,
+    NMI): the label-tuned mean over h, the reference's score, the difference, the margin
+    and whether it ``improves`` (module docstring). ``tables``: the run's tables (the
+    workflow's CSV rows); ``restarts``: the run's k-means restarts."""
+    if not {"dataset", "method", "protocol", "h_label"} <= set(tables.columns):
+        return pd.DataFrame()  # tables of another shape (no protocol): nothing to judge
+    tuned = tables[tables["protocol"] == "oracle"]
+    rows = []
+    for method in (claim.proposed, *claim.variants):
+        for ds in sorted(tuned["dataset"].unique()):
+            mine = tuned[(tuned["method"] == method) & (tuned["dataset"] == ds)]
+            mine = mine[mine["h_label"].astype(str) != "all"]
+            ref = tuned[(tuned["method"] == claim.versus) & (tuned["dataset"] == ds)]
+            if mine.empty or ref.empty:
+                continue
+            for metric in ("acc", "nmi"):
+                col, std = f"{metric}_mean", f"{metric}_std"
+                if mine[col].isna().any() or ref[col].isna().all():
+                    continue
+                n = len(mine)
+                se_m = float(np.sqrt((mine[std] ** 2).sum())) / n
+                se_m /= np.sqrt(restarts_behind(mine, restarts))
+                r = ref.iloc[0]
+                se_r = float(r[std]) / np.sqrt(restarts_behind(ref.iloc[:1], restarts))
+                diff = float(mine[col].mean() - r[col])
+                margin = Z95 * float(np.hypot(se_m, se_r))
+                rows.append(
+                    {
+                        "method": method,
+                        "dataset": ds,
+                        "metric": metric,
+                        "ours": float(mine[col].mean()),
+                        "reference": float(r[col]),
+                        "difference": diff,
+                        "margin": margin,
+                        "improves": diff > margin,
+                        "worse": diff < -margin,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def versus_markdown(verdict: pd.DataFrame, paper: str) -> str:
+    """The verdict paragraph of a paper judged against a reference (:func:`versus_verdict`)."""
+    claim = CLAIMS[paper]
+    head = f"**{paper}** — “{claim.quote}” ({claim.section})."
+    if verdict.empty:
+        return head + f" *Not computed here*: its run has no {claim.versus} beside it."
+    parts = []
+    for method, g in verdict.groupby("method", sort=False):
+        m = g["dataset"].nunique()
+        counts = []
+        for metric, gm in g.groupby("metric", sort=True):
+            up, down = int(gm["improves"].sum()), int(gm["worse"].sum())
+            counts.append(f"{metric.upper()} on {up} of {m} (worse on {down})")
+        both = int(g.groupby("dataset")["improves"].all().sum())
+        word = (
+            "supported"
+            if both >= m - claim.almost_all
+            else "not supported"
+            if 2 * both < m
+            else "partly supported"
+        )
+        parts.append(
+            f"`{method}` improves on {claim.versus} "
+            + ", ".join(counts)
+            + f" data sets; on both metrics on {both} of {m}: **{word}**"
+        )
+    why = f" Where they differ systematically: {claim.explained}." if claim.explained else ""
+    return (
+        head + " No published cells (figures only); our label-tuned run against its claim "
+        "(mean over the h grid, beyond 1.96 standard errors of the two means; "
+        f"“almost all” read as all but {claim.almost_all}): " + "; ".join(parts) + "." + why
     )
 
 

@@ -31,6 +31,8 @@ from .paper_verdicts import (
     sensitivity_markdown,
     sensitivity_verdict,
     verdict_markdown,
+    versus_markdown,
+    versus_verdict,
 )
 from .param_grid import grid_markdown, grid_scores
 
@@ -150,6 +152,21 @@ def previous_sections(path: str | Path) -> dict[str, str]:
     return out
 
 
+def _tables(run: Path) -> pd.DataFrame:
+    return pd.concat(
+        [pd.read_csv(f, dtype={"h_label": str}) for f in sorted(run.glob("tables/*.csv"))],
+        ignore_index=True,
+    )
+
+
+def _restarts(run: Path) -> int:
+    """The run's k-means restarts (its evaluations record them)."""
+    files = sorted((run / "evaluations").glob("*/*.json"))
+    for ev in read_evaluations(files[:1]):
+        return int(ev.get("restarts", 20))
+    return 20
+
+
 def verdicts(root: Path) -> list[str]:
     """The report's opening: one verdict per seed paper (ufs.report.paper_verdicts), from
     the comparison table of its run under ``root`` where there is one."""
@@ -158,6 +175,11 @@ def verdicts(root: Path) -> list[str]:
         path = root / paper / "comparison" / f"{paper}.csv"
         cmp = pd.read_csv(path, dtype={"h": str}) if path.is_file() else None
         text = verdict_markdown(cmp, paper)
+        run = root / paper
+        if cmp is None and CLAIMS[paper].versus and list(run.glob("tables/*.csv")):
+            text = versus_markdown(
+                versus_verdict(_tables(run), CLAIMS[paper], _restarts(run)), paper
+            )
         claim = SENSITIVITY_CLAIMS.get(paper)
         files = sorted((root / claim.run / "evaluations").glob("*/*.json")) if claim else []
         if files:
