@@ -56,3 +56,20 @@ def test_a_reproduction_is_reported_from_its_archive_alone(tmp_path, capsys, mon
     again = tmp_path / "again.md"
     assert main(["reproduction", "--archives", str(archive), "--out", str(again)]) == 0
     assert again.read_bytes() == out.read_bytes()
+
+
+ARCHIVES = sorted((REPO / "benchmarks" / "results").glob("reproduction-*.tar.xz"))
+REPORT = REPO / "docs" / "reproduction.md"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not ARCHIVES, reason="no reproduction archive in benchmarks/results")
+def test_the_committed_report_regenerates_from_the_archives(tmp_path, monkeypatch):
+    """docs/reproduction.md is `ufs reproduction --archives
+    benchmarks/results/reproduction-*.tar.xz`, byte for byte (issue 38): no section kept
+    from an earlier report, nothing but the archives in the repository."""
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "reproduction.md"
+    names = [a.relative_to(REPO).as_posix() for a in ARCHIVES]
+    assert main(["reproduction", "--archives", *names, "--out", str(out)]) == 0
+    assert out.read_text() == REPORT.read_text()
