@@ -441,3 +441,14 @@ def test_the_report_judges_a_figures_only_run(tmp_path):
     assert main(["reproduction", "--results", str(tmp_path / "results"), "--out", str(out)]) == 0
     verdict = next(ln for ln in out.read_text().splitlines() if ln.startswith("**spcafs**"))
     assert "No published cells (figures only)" in verdict and "**not supported**" in verdict
+
+
+def test_a_fit_over_the_budget_is_said_not_dropped():
+    from ufs.report.paper_verdicts import CLAIMS, versus_markdown, versus_verdict
+
+    t = _spcafs_tables()
+    t.loc[(t.dataset == "x") & (t.method == "spcafs") & (t.h_label == "20"), "acc_mean"] = None
+    v = versus_verdict(t, CLAIMS["spcafs"], restarts=20)
+    assert v.set_index(["dataset", "metric"]).loc[("x", "acc"), "no_score"]
+    text = versus_markdown(v, "spcafs")
+    assert "ACC on 0 of 3 (worse on 1; no score on 1: a fit over the compute budget)" in text

@@ -195,7 +195,8 @@ def sensitivity_markdown(verdict: pd.DataFrame, claim: SensitivityClaim) -> str:
 def versus_verdict(tables: pd.DataFrame, claim: Claim, restarts: int) -> pd.DataFrame:
     """Per method (the proposed one and its variants present), data set and metric (ACC,
     NMI): the label-tuned mean over h, the reference's score, the difference, the margin
-    and whether it ``improves`` (module docstring). ``tables``: the run's tables (the
+    and whether it ``improves`` or is ``worse`` (module docstring); ``no_score`` where a
+    fit exceeded the compute budget (counted as not improving, and said). ``tables``: the run's tables (the
     workflow's CSV rows); ``restarts``: the run's k-means restarts."""
     if not {"dataset", "method", "protocol", "h_label"} <= set(tables.columns):
         return pd.DataFrame()  # tables of another shape (no protocol): nothing to judge
@@ -210,7 +211,9 @@ def versus_verdict(tables: pd.DataFrame, claim: Claim, restarts: int) -> pd.Data
                 continue
             for metric in ("acc", "nmi"):
                 col, std = f"{metric}_mean", f"{metric}_std"
-                if mine[col].isna().any() or ref[col].isna().all():
+                if mine[col].isna().any() or ref[col].isna().all():  # over the budget
+                    rows.append({"method": method, "dataset": ds, "metric": metric})
+                    rows[-1].update(improves=False, worse=False, no_score=True)
                     continue
                 n = len(mine)
                 se_m = float(np.sqrt((mine[std] ** 2).sum())) / n
@@ -230,6 +233,7 @@ def versus_verdict(tables: pd.DataFrame, claim: Claim, restarts: int) -> pd.Data
                         "margin": margin,
                         "improves": diff > margin,
                         "worse": diff < -margin,
+                        "no_score": False,
                     }
                 )
     return pd.DataFrame(rows)
@@ -247,7 +251,12 @@ def versus_markdown(verdict: pd.DataFrame, paper: str) -> str:
         counts = []
         for metric, gm in g.groupby("metric", sort=True):
             up, down = int(gm["improves"].sum()), int(gm["worse"].sum())
-            counts.append(f"{metric.upper()} on {up} of {m} (worse on {down})")
+            missing = int(gm["no_score"].sum())
+            counts.append(
+                f"{metric.upper()} on {up} of {m} (worse on {down}"
+                + (f"; no score on {missing}: a fit over the compute budget" if missing else "")
+                + ")"
+            )
         both = int(g.groupby("dataset")["improves"].all().sum())
         word = (
             "supported"
