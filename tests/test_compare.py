@@ -452,3 +452,40 @@ def test_a_fit_over_the_budget_is_said_not_dropped():
     assert v.set_index(["dataset", "metric"]).loc[("x", "acc"), "no_score"]
     text = versus_markdown(v, "spcafs")
     assert "ACC on 0 of 3 (worse on 1; no score on 1: a fit over the compute budget)" in text
+
+
+def test_the_cells_table_counts_each_paper(tmp_path):
+    """Issue 38: the report's table of published cells per paper: computed, agree, differ,
+    impossible, why the others have no number, and the proposed method's own cells."""
+    from ufs.report.reproduction_report import cells_markdown
+
+    pub_dir = tmp_path / "published"
+    pub_dir.mkdir()
+    pub = pd.DataFrame(
+        [
+            ["dgufs", "2", "wine", "dgufs", "acc", "10", 0.50, 0.01, ""],  # agrees
+            ["dgufs", "2", "wine", "dgufs", "acc", "20", 0.90, 0.01, ""],  # differs
+            ["dgufs", "2", "wine", "mcfs", "acc", "10", 0.01, 0.01, ""],  # impossible (k = 3)
+            ["dgufs", "2", "lung", "dgufs", "acc", "10", 0.70, 0.01, ""],  # network-only
+        ],
+        columns=["paper", "table", "dataset", "method", "metric", "h", "value", "std", "note"],
+    )
+    pub.to_csv(pub_dir / "dgufs.csv", index=False)
+    pub.head(1).assign(paper="fsbc").to_csv(pub_dir / "fsbc.csv", index=False)
+    ours = pd.DataFrame(
+        [
+            ["wine", "dgufs", "oracle", 10, "10", 0.50, 0.01],
+            ["wine", "dgufs", "oracle", 20, "20", 0.60, 0.01],
+            ["wine", "mcfs", "oracle", 10, "10", 0.55, 0.01],
+        ],
+        columns=["dataset", "method", "protocol", "h", "h_label", "acc_mean", "acc_std"],
+    )
+    ours.to_csv(tmp_path / "wine.csv", index=False)
+    cmp = compare_published(pub_dir / "dgufs.csv", [tmp_path / "wine.csv"])
+    (tmp_path / "runs" / "dgufs" / "comparison").mkdir(parents=True)
+    cmp.to_csv(tmp_path / "runs" / "dgufs" / "comparison" / "dgufs.csv", index=False)
+    rows = cells_markdown(tmp_path / "runs", published_dir=pub_dir)
+    dgufs = next(r for r in rows if r.startswith("| dgufs |"))
+    assert dgufs == "| dgufs | 4 | 3 | 1 | 1 | 1 | 1 data network-only | 2 of 3: 1, 1 |"
+    assert "| fsbc | 1 | 0 | — | — | — | 1 (no run archived) | — |" in rows
+    assert "| spcafs | none (figures only) | — | — | — | — | — | — |" in rows

@@ -187,7 +187,49 @@ def verdicts(root: Path) -> list[str]:
             scores = grid_scores(files, claim.method, x, y)
             text += sensitivity_markdown(sensitivity_verdict(scores, claim), claim)
         lines += [text, ""]
-    return lines
+    return lines + cells_markdown(root)
+
+
+def cells_markdown(root: Path, published_dir: Path | None = None) -> list[str]:
+    """One row per seed paper: its published cells, how many we computed and how they
+    compare (:mod:`ufs.report.compare`), why the others have no number, and the proposed
+    method's own cells; a paper without a run archived says so."""
+    from .compare import AGREES, DIFFERS, IMPOSSIBLE, no_value
+    from .reproduction import PUBLISHED_DIR
+
+    pub_dir = published_dir or PUBLISHED_DIR
+    lines = [
+        "**Published cells, per paper**",
+        "",
+        "| paper | published | computed | agree | differ | impossible as published | "
+        "without a number (why) | the proposed method's cells: computed, agree, differ |",
+        "|---|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for paper, claim in CLAIMS.items():
+        path = root / paper / "comparison" / f"{paper}.csv"
+        pub = pub_dir / f"{paper}.csv"
+        if not pub.is_file():
+            lines.append(f"| {paper} | none (figures only) | — | — | — | — | — | — |")
+            continue
+        if not path.is_file():
+            n = len(pd.read_csv(pub))
+            lines.append(f"| {paper} | {n} | 0 | — | — | — | {n} (no run archived) | — |")
+            continue
+        cmp = pd.read_csv(path, dtype={"h": str})
+        missing = no_value(cmp["status"].astype(str))
+        agreement = cmp["agreement"].fillna("")
+        why = cmp.loc[missing, "status"].value_counts()
+        why_text = ", ".join(f"{n} {r}" for r, n in sorted(why.items(), key=lambda i: -i[1]))
+        own = cmp["method"] == claim.proposed
+        lines.append(
+            f"| {paper} | {len(cmp)} | {int((~missing).sum())} | "
+            f"{int((agreement == AGREES).sum())} | {int((agreement == DIFFERS).sum())} | "
+            f"{int((agreement == IMPOSSIBLE).sum())} | {why_text or '—'} | "
+            f"{int((own & ~missing).sum())} of {int(own.sum())}: "
+            f"{int((own & (agreement == AGREES)).sum())}, "
+            f"{int((own & (agreement == DIFFERS)).sum())} |"
+        )
+    return lines + [""]
 
 
 def reproduction_markdown(
