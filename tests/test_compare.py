@@ -489,3 +489,16 @@ def test_the_cells_table_counts_each_paper(tmp_path):
     assert dgufs == "| dgufs | 4 | 3 | 1 | 1 | 1 | 1 data network-only | 2 of 3: 1, 1 |"
     assert "| fsbc | 1 | 0 | — | — | — | 1 (no run archived) | — |" in rows
     assert "| spcafs | none (figures only) | — | — | — | — | — | — |" in rows
+
+
+def test_reproduction_from_a_missing_or_damaged_archive_is_one_line(tmp_path, capsys):
+    from ufs.cli import main
+
+    out = tmp_path / "r.md"
+    bad = tmp_path / "bad.tar.xz"
+    bad.write_text("not an archive")
+    for archive in (tmp_path / "nope.tar.xz", bad):
+        assert main(["reproduction", "--archives", str(archive), "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and "is not a readable .tar.xz archive" in err
+        assert err.count("\n") == 1 and not out.exists()

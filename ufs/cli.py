@@ -130,10 +130,15 @@ def _reproduction(args: argparse.Namespace) -> int:
             where=f"`{args.results}`",
             previous=None if args.drop_missing else Path(args.out),
         )
+    from .pipeline.archive import ArchiveError
     from .report.reproduction import restore_reproductions
 
     with tempfile.TemporaryDirectory(prefix="ufs-reproduction-") as tmp:
-        runs = restore_reproductions(args.archives, tmp)
+        try:
+            runs = restore_reproductions(args.archives, tmp)
+        except (ArchiveError, ValueError, OSError) as exc:  # a user's file: no traceback
+            print(f"ufs reproduction: {exc}; {args.out} left as it is", file=sys.stderr)
+            return 2
         return _write_reproduction(
             args,
             Path(tmp),
