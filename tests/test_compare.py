@@ -5,6 +5,16 @@ import pytest
 
 from ufs.report.compare import compare_published, comparison_markdown
 
+PUBLISHED_COLUMNS = ["paper", "table", "dataset", "method", "metric", "h", "value", "std", "note"]
+OUR_COLUMNS = ["dataset", "method", "protocol", "h", "h_label", "acc_mean", "acc_std"]
+
+
+def _compare(tmp_path, published, ours, our_columns=OUR_COLUMNS, **kw):
+    """compare_published on hand-written rows: the published table and one of ours."""
+    pd.DataFrame(published, columns=PUBLISHED_COLUMNS).to_csv(tmp_path / "pub.csv", index=False)
+    pd.DataFrame(ours, columns=our_columns).to_csv(tmp_path / "d.csv", index=False)
+    return compare_published(tmp_path / "pub.csv", [tmp_path / "d.csv"], **kw)
+
 
 @pytest.fixture
 def files(tmp_path):
@@ -97,17 +107,11 @@ def test_agreement_on_hand_computed_cells():
 
 
 def test_an_impossible_published_cell_is_its_own_status(tmp_path):
-    pub = pd.DataFrame(
+    cmp = _compare(
+        tmp_path,
         [["golfs", "4", "yale", "m", "acc", "10", 0.042, None, ""]],
-        columns=["paper", "table", "dataset", "method", "metric", "h", "value", "std", "note"],
-    )
-    ours = pd.DataFrame(
         [["yale", "m", "oracle", 10, "10", 0.45, 0.02]],
-        columns=["dataset", "method", "protocol", "h", "h_label", "acc_mean", "acc_std"],
     )
-    pub.to_csv(tmp_path / "pub.csv", index=False)
-    ours.to_csv(tmp_path / "d.csv", index=False)
-    cmp = compare_published(tmp_path / "pub.csv", [tmp_path / "d.csv"])
     assert cmp.loc[0, "agreement"] == "impossible as published" and not cmp.loc[0, "differs"]
     md = comparison_markdown(cmp, "golfs")
     assert "1 impossible as published" in md and "*impossible as published* (ACC 0.042" in md
@@ -132,17 +136,11 @@ def test_each_missing_cell_says_why(tmp_path):
         ["wine", "kmeans_ufs", "acc", "30"],  # the run scored h = 10 only
         ["wine", "kmeans_ufs", "acc", "10"],
     ]
-    pub = pd.DataFrame(
+    cmp = _compare(
+        tmp_path,
         [["p", "1", d, m, metric, h, 0.5, 0.01, ""] for d, m, metric, h in rows],
-        columns=["paper", "table", "dataset", "method", "metric", "h", "value", "std", "note"],
-    )
-    ours = pd.DataFrame(
         [["wine", "kmeans_ufs", "oracle", 10, "10", 0.52, 0.01]],
-        columns=["dataset", "method", "protocol", "h", "h_label", "acc_mean", "acc_std"],
     )
-    pub.to_csv(tmp_path / "pub.csv", index=False)
-    ours.to_csv(tmp_path / "wine.csv", index=False)
-    cmp = compare_published(tmp_path / "pub.csv", [tmp_path / "wine.csv"])
     assert list(cmp["status"]) == [
         "data network-only",
         "data set not registered",
@@ -264,17 +262,11 @@ def test_reproduction_report_keeps_sections_of_runs_not_present(tmp_path, monkey
 def test_budget_exceeded_cells_have_no_value(tmp_path):
     """A method whose fits all exceeded the compute budget (NaN scores) is reported as
     "budget exceeded", not compared, whatever the h reduction."""
-    pub = pd.DataFrame(
+    cmp = _compare(
+        tmp_path,
         [["p", "1", "d", "slow", "acc", h, 0.5, None, ""] for h in ("best", "mean", "10")],
-        columns=["paper", "table", "dataset", "method", "metric", "h", "value", "std", "note"],
-    )
-    ours = pd.DataFrame(
         [["d", "slow", "oracle", h, str(h), float("nan"), float("nan")] for h in (10, 20)],
-        columns=["dataset", "method", "protocol", "h", "h_label", "acc_mean", "acc_std"],
     )
-    pub.to_csv(tmp_path / "pub.csv", index=False)
-    ours.to_csv(tmp_path / "d.csv", index=False)
-    cmp = compare_published(tmp_path / "pub.csv", [tmp_path / "d.csv"])
     assert list(cmp["status"]) == ["budget exceeded"] * 3
     assert cmp["ours"].isna().all() and not cmp["differs"].any()
     md = comparison_markdown(cmp, "p")
@@ -363,23 +355,19 @@ def test_reproduction_report_opens_with_the_five_verdicts(tmp_path, files):
 def test_our_standard_error_counts_the_restarts_behind_it(tmp_path):
     """A label-tuned row reports the held-out half of the restarts (the odd ones), so its
     standard error is std/√(R/2); a mean over the h grid combines the per-h errors."""
-    pub = pd.DataFrame(
+    cmp = _compare(
+        tmp_path,
         [
             ["p", "1", "d", "m", "acc", "10", 0.50, 0.02, ""],
             ["p", "1", "d", "m", "acc", "mean", 0.50, 0.02, ""],
         ],
-        columns=["paper", "table", "dataset", "method", "metric", "h", "value", "std", "note"],
-    )
-    ours = pd.DataFrame(
         [
             ["d", "m", "oracle", 10, "10", 0.53, 0.03, "held_out"],
             ["d", "m", "oracle", 20, "20", 0.55, 0.04, "held_out"],
         ],
-        columns=["dataset", "method", "protocol", "h", "h_label", "acc_mean", "acc_std", "tuning"],
+        OUR_COLUMNS + ["tuning"],
+        restarts=20,
     )
-    pub.to_csv(tmp_path / "pub.csv", index=False)
-    ours.to_csv(tmp_path / "d.csv", index=False)
-    cmp = compare_published(tmp_path / "pub.csv", [tmp_path / "d.csv"], restarts=20)
     at10, mean = cmp.iloc[0], cmp.iloc[1]
     # h = 10: ours 0.03 over the 10 held-out restarts, published 0.02 over 20
     assert at10["margin"] == pytest.approx(1.959964 * (0.03**2 / 10 + 0.02**2 / 20) ** 0.5)
