@@ -445,7 +445,7 @@ def test_a_fit_over_the_budget_is_said_not_dropped():
 def test_the_cells_table_counts_each_paper(tmp_path):
     """Issue 38: the report's table of published cells per paper: computed, agree, differ,
     impossible, why the others have no number, and the proposed method's own cells."""
-    from ufs.report.reproduction_report import cells_markdown
+    from ufs.report.reproduction_report import cells_markdown, comparisons
 
     pub_dir = tmp_path / "published"
     pub_dir.mkdir()
@@ -472,7 +472,7 @@ def test_the_cells_table_counts_each_paper(tmp_path):
     cmp = compare_published(pub_dir / "dgufs.csv", [tmp_path / "wine.csv"])
     (tmp_path / "runs" / "dgufs" / "comparison").mkdir(parents=True)
     cmp.to_csv(tmp_path / "runs" / "dgufs" / "comparison" / "dgufs.csv", index=False)
-    rows = cells_markdown(tmp_path / "runs", published_dir=pub_dir)
+    rows = cells_markdown(comparisons(tmp_path / "runs"), published_dir=pub_dir)
     dgufs = next(r for r in rows if r.startswith("| dgufs |"))
     assert dgufs == "| dgufs | 4 | 3 | 1 | 1 | 1 | 1 data network-only | 2 of 3: 1, 1 |"
     assert "| fsbc | 1 | 0 | — | — | — | 1 (no run archived) | — |" in rows

@@ -149,13 +149,12 @@ def _reproduction(args: argparse.Namespace) -> int:
         )
 
 
-def _write_reproduction(args: argparse.Namespace, root, **inputs) -> int:
+def _write_reproduction(args: argparse.Namespace, root, *, previous=None, **inputs) -> int:
     from pathlib import Path
 
     from .fileio import write_text
     from .report.reproduction_report import NoRunsError, reproduction_markdown
 
-    previous = inputs.pop("previous", None)
     try:
         text, runs, kept = reproduction_markdown(
             root, previous=previous if previous and previous.exists() else None, **inputs

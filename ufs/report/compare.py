@@ -52,7 +52,9 @@ from .aggregate import _save_figure
 __all__ = [
     "compare_published",
     "comparison_markdown",
+    "mean_over_h_std",
     "missing_reason",
+    "missing_text",
     "no_value",
     "restarts_behind",
 ]
@@ -162,6 +164,12 @@ def missing_reason(dataset: str, method: str) -> str:
     return NETWORK_ONLY if spec.needs_network else NOT_RUN
 
 
+def mean_over_h_std(stds: pd.Series) -> float:
+    """The std that gives a mean over the h grid its standard error over the same
+    restarts: the mean of n independent per-h means has standard error √(Σ se_h²) / n."""
+    return float(np.sqrt((stds**2).sum()) / len(stds))
+
+
 def restarts_behind(rows: pd.DataFrame, restarts: int) -> int:
     """The k-means restarts behind our label-tuned std: the odd-numbered half when the
     setting was chosen on the even ones (``tuning = held_out``,
@@ -198,9 +206,7 @@ def _ours(tables: pd.DataFrame, dataset: str, method: str, metric: str, h: str, 
     if h in ("best", "unstated"):
         return one(part.loc[part[col].idxmax()], "ok" if h == "best" else "assumed best over h")
     if h == "mean":
-        # the mean of n independent per-h means: its standard error is √(Σ se_h²) / n,
-        # written as the std that gives it over the same restarts
-        std = float(np.sqrt((part[scol] ** 2).sum()) / len(part)) if scol else None
+        std = mean_over_h_std(part[scol]) if scol else None
         return float(part[col].mean()), std, "ok", restarts_behind(part, restarts)
     sel = part[part["h_label"] == str(h)]
     if sel.empty:
@@ -296,8 +302,11 @@ def compare_published(
     return pd.DataFrame(rows)
 
 
-def _by_count(item: tuple[str, int]) -> tuple[int, str]:
-    return (-item[1], item[0])
+def missing_text(cmp: pd.DataFrame) -> str:
+    """``"70 data network-only, 2 not run"``: why the cells without a value of ours have
+    none, most frequent reason first (ties by name); ``""`` when every cell has one."""
+    why = cmp.loc[no_value(cmp["status"].astype(str)), "status"].value_counts()
+    return ", ".join(f"{n} {r}" for r, n in sorted(why.items(), key=lambda i: (-i[1], i[0])))
 
 
 def comparison_markdown(cmp: pd.DataFrame, paper: str) -> str:
@@ -305,8 +314,7 @@ def comparison_markdown(cmp: pd.DataFrame, paper: str) -> str:
     done = cmp[~missing]
     counts = done["agreement"].value_counts() if "agreement" in done else pd.Series(dtype=int)
     impossible_n = int((cmp.get("agreement", pd.Series(dtype=str)) == IMPOSSIBLE).sum())
-    why = cmp.loc[missing, "status"].value_counts()
-    why_text = ", ".join(f"{n} {reason}" for reason, n in sorted(why.items(), key=_by_count))
+    why_text = missing_text(cmp)
     lines = [
         f"## {paper}",
         "",

@@ -37,7 +37,15 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .compare import AGREES, DIFFERS, IMPOSSIBLE, Z95, no_value, restarts_behind
+from .compare import (
+    AGREES,
+    DIFFERS,
+    IMPOSSIBLE,
+    Z95,
+    mean_over_h_std,
+    no_value,
+    restarts_behind,
+)
 
 __all__ = [
     "CLAIMS",
@@ -192,6 +200,14 @@ def sensitivity_markdown(verdict: pd.DataFrame, claim: SensitivityClaim) -> str:
     )
 
 
+def _support(held: int, needed: int, total: int) -> str:
+    """*supported* when ``held`` reaches ``needed``, *not supported* below half of
+    ``total``, else *partly supported*."""
+    if held >= needed:
+        return "supported"
+    return "not supported" if 2 * held < total else "partly supported"
+
+
 def versus_verdict(tables: pd.DataFrame, claim: Claim, restarts: int) -> pd.DataFrame:
     """Per method (the proposed one and its variants present), data set and metric (ACC,
     NMI): the label-tuned mean over h, the reference's score, the difference, the margin
@@ -215,9 +231,7 @@ def versus_verdict(tables: pd.DataFrame, claim: Claim, restarts: int) -> pd.Data
                     rows.append({"method": method, "dataset": ds, "metric": metric})
                     rows[-1].update(improves=False, worse=False, no_score=True)
                     continue
-                n = len(mine)
-                se_m = float(np.sqrt((mine[std] ** 2).sum())) / n
-                se_m /= np.sqrt(restarts_behind(mine, restarts))
+                se_m = mean_over_h_std(mine[std]) / np.sqrt(restarts_behind(mine, restarts))
                 r = ref.iloc[0]
                 se_r = float(r[std]) / np.sqrt(restarts_behind(ref.iloc[:1], restarts))
                 diff = float(mine[col].mean() - r[col])
@@ -258,13 +272,7 @@ def versus_markdown(verdict: pd.DataFrame, paper: str) -> str:
                 + ")"
             )
         both = int(g.groupby("dataset")["improves"].all().sum())
-        word = (
-            "supported"
-            if both >= m - claim.almost_all
-            else "not supported"
-            if 2 * both < m
-            else "partly supported"
-        )
+        word = _support(both, m - claim.almost_all, m)
         parts.append(
             f"`{method}` improves on {claim.versus} "
             + ", ".join(counts)
@@ -358,13 +366,7 @@ def verdict_markdown(cmp: pd.DataFrame | None, paper: str) -> str:
             f"{v['groups']} comparisons (table × data set × metric × h) in the paper, in "
             f"{v['best_ours']} of them here"
         )
-        verdict = (
-            "supported"
-            if v["best_ours"] >= v["best_published"]
-            else "not supported"
-            if 2 * v["best_ours"] < v["best_published"]
-            else "partly supported"
-        )
+        verdict = _support(v["best_ours"], v["best_published"], v["best_published"])
         support += f": **{verdict}** on the cells both sides computed."
     else:
         support = " No comparison has the proposed method and another competitor computed."

@@ -61,9 +61,8 @@ def run_scope(run: Path, label: str | None = None) -> list[str]:
     """What a results directory holds: datasets, methods, timing (from its tables);
     ``label``: what to call it (default: its path)."""
     lines = []
-    csvs = sorted((run / "tables").glob("*.csv"))
-    if csvs:
-        t = pd.concat([pd.read_csv(f) for f in csvs])
+    if list(run.glob("tables/*.csv")):
+        t = _tables(run)
         reps = t.groupby("dataset")["replicates"].max() if "replicates" in t else {}
         names = [
             f"{d} ({int(reps[d])} replicates)" if reps.get(d, 1) > 1 else d
@@ -171,9 +170,8 @@ def verdicts(root: Path) -> list[str]:
     """The report's opening: one verdict per seed paper (ufs.report.paper_verdicts), from
     the comparison table of its run under ``root`` where there is one."""
     lines = ["## Verdicts, one per paper", ""]
-    for paper in CLAIMS:
-        path = root / paper / "comparison" / f"{paper}.csv"
-        cmp = pd.read_csv(path, dtype={"h": str}) if path.is_file() else None
+    cmps = comparisons(root)
+    for paper, cmp in cmps.items():
         text = verdict_markdown(cmp, paper)
         run = root / paper
         if cmp is None and CLAIMS[paper].versus and list(run.glob("tables/*.csv")):
@@ -187,14 +185,26 @@ def verdicts(root: Path) -> list[str]:
             scores = grid_scores(files, claim.method, x, y)
             text += sensitivity_markdown(sensitivity_verdict(scores, claim), claim)
         lines += [text, ""]
-    return lines + cells_markdown(root)
+    return lines + cells_markdown(cmps)
 
 
-def cells_markdown(root: Path, published_dir: Path | None = None) -> list[str]:
+def comparisons(root: Path) -> dict[str, pd.DataFrame | None]:
+    """Each seed paper's comparison table (:mod:`ufs.report.compare`) from its run under
+    ``root``, or ``None`` where there is no such run."""
+    out: dict[str, pd.DataFrame | None] = {}
+    for paper in CLAIMS:
+        path = root / paper / "comparison" / f"{paper}.csv"
+        out[paper] = pd.read_csv(path, dtype={"h": str}) if path.is_file() else None
+    return out
+
+
+def cells_markdown(
+    cmps: dict[str, pd.DataFrame | None], published_dir: Path | None = None
+) -> list[str]:
     """One row per seed paper: its published cells, how many we computed and how they
-    compare (:mod:`ufs.report.compare`), why the others have no number, and the proposed
-    method's own cells; a paper without a run archived says so."""
-    from .compare import AGREES, DIFFERS, IMPOSSIBLE, no_value
+    compare (``cmps``: :func:`comparisons`), why the others have no number, and the
+    proposed method's own cells; a paper without a run archived says so."""
+    from .compare import AGREES, DIFFERS, IMPOSSIBLE, missing_text, no_value
     from .reproduction import PUBLISHED_DIR
 
     pub_dir = published_dir or PUBLISHED_DIR
@@ -206,20 +216,18 @@ def cells_markdown(root: Path, published_dir: Path | None = None) -> list[str]:
         "|---|---:|---:|---:|---:|---:|---|---|",
     ]
     for paper, claim in CLAIMS.items():
-        path = root / paper / "comparison" / f"{paper}.csv"
         pub = pub_dir / f"{paper}.csv"
+        cmp = cmps.get(paper)
         if not pub.is_file():
             lines.append(f"| {paper} | none (figures only) | — | — | — | — | — | — |")
             continue
-        if not path.is_file():
+        if cmp is None:
             n = len(pd.read_csv(pub))
             lines.append(f"| {paper} | {n} | 0 | — | — | — | {n} (no run archived) | — |")
             continue
-        cmp = pd.read_csv(path, dtype={"h": str})
         missing = no_value(cmp["status"].astype(str))
         agreement = cmp["agreement"].fillna("")
-        why = cmp.loc[missing, "status"].value_counts()
-        why_text = ", ".join(f"{n} {r}" for r, n in sorted(why.items(), key=lambda i: -i[1]))
+        why_text = missing_text(cmp)
         own = cmp["method"] == claim.proposed
         lines.append(
             f"| {paper} | {len(cmp)} | {int((~missing).sum())} | "
