@@ -37,13 +37,14 @@ REPO = Path(__file__).resolve().parents[1]
 PAPERS = ("kmeans_ufs", "dgufs", "fsbc", "golfs", "spcafs")
 
 
-def model_from_archives(archives: list[Path]):
-    """The cost model fitted on the fits of every archive given (their label-free and
-    label-tuned fits alike: a fit's CPU time does not depend on how its setting was
-    chosen)."""
+def models_from_archives(archives: list[Path]):
+    """(the cost model, the grid factors) from the archives given, each restored once: the
+    model is fitted on their label-free fits (:func:`ufs.pipeline.cost_estimate.fit_costs`),
+    the factors from their label-tuned ones (:func:`_grid_ratios`)."""
+    import numpy as np
     import pandas as pd
 
-    costs = []
+    costs, ratios = [], {}
     for archive in archives:
         with tempfile.TemporaryDirectory() as tmp:
             report_inputs_from_archive(archive, tmp)
@@ -51,37 +52,35 @@ def model_from_archives(archives: list[Path]):
             shapes = {d: run.shapes[d] for d in run.datasets}
             files = sorted((Path(tmp) / "evaluations").glob("*/*.json"))
             costs.append(fit_costs(files, shapes))
-    return fit_cost_model(pd.concat(costs, ignore_index=True))
+            for method, r in _grid_ratios(files).items():
+                ratios.setdefault(method, []).extend(r)
+    factors = {m: float(np.median(r)) for m, r in ratios.items()}
+    return fit_cost_model(pd.concat(costs, ignore_index=True)), factors
 
 
-def grid_factors(archives: list[Path]) -> dict[str, float]:
-    """method → the median over (archive, data set) of its grid settings' mean fit CPU over
-    its label-free fit's CPU (module docstring)."""
+def _grid_ratios(files: list[Path]) -> dict[str, list[float]]:
+    """method → per data set, its grid settings' mean fit CPU over its label-free fit's
+    CPU (module docstring), where it has both."""
     import numpy as np
 
-    from ufs.pipeline.archive import restore_archive
     from ufs.pipeline.io import read_evaluations
 
+    free: dict[tuple, float] = {}
+    grid: dict[tuple, list[float]] = {}
+    for ev in read_evaluations(files):
+        cpu = ev.get("fit_cpu_seconds_total")
+        if cpu is None or ev.get("draw") is not None:
+            continue
+        key = (ev["dataset"], ev["method"])
+        if ev.get("label_free"):
+            free[key] = float(cpu)
+        if ev.get("in_grid"):
+            grid.setdefault(key, []).append(float(cpu))
     ratios: dict[str, list[float]] = {}
-    for archive in archives:
-        with tempfile.TemporaryDirectory() as tmp:
-            restore_archive(archive, tmp)
-            files = sorted((Path(tmp) / "evaluations").glob("*/*.json"))
-            free: dict[tuple, float] = {}
-            grid: dict[tuple, list[float]] = {}
-            for ev in read_evaluations(files):
-                cpu = ev.get("fit_cpu_seconds_total")
-                if cpu is None or ev.get("draw") is not None:
-                    continue
-                key = (ev["dataset"], ev["method"])
-                if ev.get("label_free"):
-                    free[key] = float(cpu)
-                if ev.get("in_grid"):
-                    grid.setdefault(key, []).append(float(cpu))
-            for key, cpus in grid.items():
-                if len(cpus) > 1 and free.get(key, 0.0) > 0.05:  # below 50 ms: noise
-                    ratios.setdefault(key[1], []).append(float(np.mean(cpus)) / free[key])
-    return {m: float(np.median(r)) for m, r in ratios.items()}
+    for key, cpus in grid.items():
+        if len(cpus) > 1 and free.get(key, 0.0) > 0.05:  # below 50 ms: noise
+            ratios.setdefault(key[1], []).append(float(np.mean(cpus)) / free[key])
+    return ratios
 
 
 def plan_cost(
@@ -122,9 +121,7 @@ def main() -> None:
     )
     ap.add_argument("--mirror", default=str(REPO.parent / "shared" / "datasets"))
     args = ap.parse_args()
-    archives = [Path(a) for a in args.archives]
-    model = model_from_archives(archives)
-    factors = grid_factors(archives)
+    model, factors = models_from_archives([Path(a) for a in args.archives])
     print(
         "grid factors (median grid-setting CPU / default's CPU): "
         + ", ".join(f"{m} {f:.2f}" for m, f in sorted(factors.items()))
