@@ -156,10 +156,13 @@ def test_registry_label_free_spcafs_uses_auto_gamma():
         {},
     ],
 )
-def test_degenerate_flag_is_fit_status_rule(info):
-    """aggregate.degenerate_flag restates fit_status's ◊ rule for fits whose status is an
+@pytest.mark.parametrize("warned", [(), ("RoundoffSolveWarning: Cholesky failed ...",)])
+def test_degenerate_flag_is_fit_status_rule(info, warned):
+    """aggregate.degenerate_flag applies fit_status's ◊ rule for fits whose status is an
     earlier one (not converged); where no earlier status applies the two must agree."""
-    assert aggregate.degenerate_flag(info, 5) == (fit_status(info, None, h=5) == "degenerate")
+    got = aggregate.degenerate_flag(info, 5, warned)
+    assert got == (fit_status(info, None, warned, h=5) == "degenerate")
+    assert got == (bool(warned) or aggregate.degenerate_flag(info, 5))
 
 
 def test_a_fit_both_not_converged_and_degenerate_counts_under_both(tmp_path):

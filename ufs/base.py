@@ -77,6 +77,7 @@ __all__ = [
     "Selection",
     "ConstantFeaturesWarning",
     "DegenerateFitWarning",
+    "RoundoffSolveWarning",
     "NonNumericDataError",
     "resolved_rank",
     "ROUNDOFF_RTOL",
@@ -132,6 +133,12 @@ def _constant_features_message(constant: np.ndarray, names: np.ndarray | None) -
 class DegenerateFitWarning(UserWarning):
     """The fit's answer is decided by round-off or by a trivial rule, not by the method's
     model (the workflow marks such fits ``degenerate``, ◊)."""
+
+
+class RoundoffSolveWarning(DegenerateFitWarning):
+    """A linear solve that round-off defeated was finished by a floored eigendecomposition
+    (:class:`ufs.linalg.FlooredSPDFactor`): the whole fit is marked ``degenerate``, at
+    every ``h`` (``ufs.pipeline.status.fit_status`` matches this class's name)."""
 
 
 #: a row weight below this fraction of the largest is not a ranking signal: the ℓ2,p methods

@@ -7,19 +7,25 @@ Each is written once here and used by every solver that needs it.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.linalg as sla
 
+from .base import RoundoffSolveWarning
 from .eigen import extreme_eigenvectors  # noqa: F401  (re-exported: written in ufs.eigen)
 
 __all__ = [
     "spd_solve",
+    "floored_spd_solve",
+    "FlooredSPDFactor",
     "MATLAB_EPS",
     "row_norms",
     "sign_split",
     "top_rows",
     "project_rows_l20",
     "procrustes",
+    "thin_svd",
     "orthonormal_completion",
     "leading_right_singular_vectors",
     "extreme_eigenvectors",
@@ -94,8 +100,23 @@ def procrustes(H: np.ndarray, method: str = "auto") -> np.ndarray:
     return _polar_svd(H)
 
 
+def thin_svd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The thin SVD ``A = U diag(s) Vᵀ`` as ``(U, s, Vᵀ)``, every dense SVD of the package.
+
+    LAPACK's divide-and-conquer ``gesdd`` first (fast; the result is exactly scipy's
+    default). It can fail to converge ("SVD did not converge") on badly scaled input —
+    seen once in the benchmark, K-means UFS on leukemia — so the QR-iteration driver
+    ``gesvd``, slower but robust, is the fallback: a valid SVD either way, so no flag.
+    """
+    try:
+        return sla.svd(A, full_matrices=False, lapack_driver="gesdd", check_finite=False)
+    except np.linalg.LinAlgError:
+        return sla.svd(A, full_matrices=False, lapack_driver="gesvd", check_finite=False)
+
+
 def _polar_svd(H: np.ndarray) -> np.ndarray:
-    P, _, Qt = sla.svd(H, full_matrices=False, lapack_driver="gesdd", check_finite=False)
+    """``P Qᵀ`` from the thin SVD ``H = P Σ Qᵀ`` (:func:`thin_svd`)."""
+    P, _, Qt = thin_svd(H)
     return P @ Qt
 
 
@@ -257,7 +278,7 @@ def leading_right_singular_vectors(
         if lam[0] >= _GRAM_SVD_RTOL * lam[-1] > 0:
             s, V = np.sqrt(lam[::-1]), Vg[:, ::-1]
     if V is None:
-        _, s, Vt = sla.svd(Z, full_matrices=False, lapack_driver="gesdd", check_finite=False)
+        _, s, Vt = thin_svd(Z)
         V = Vt.T
     idx = np.argmax(np.abs(V), axis=0)
     signs = np.sign(V[idx, np.arange(V.shape[1])])
@@ -299,6 +320,55 @@ def sign_split(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(M⁺, M⁻)`` with ``M = M⁺ − M⁻`` and both ≥ 0 entry-wise (``½(|M| ± M)``): the
     numerator/denominator split of signed multiplicative updates."""
     return np.maximum(M, 0.0), np.maximum(-M, 0.0)
+
+
+class FlooredSPDFactor:
+    """A factorisation of a symmetric ``M`` known to satisfy ``M ⪰ floor·I`` (``floor > 0``):
+    factor once, :meth:`solve` many right-hand sides.
+
+    Cholesky first (a solve is then exactly ``cho_solve(cho_factor(M, lower), B)``). When
+    round-off has pushed ``M`` out of the positive definite cone (a ridge of ``1e-12``
+    beside a Gram matrix of norm ``1e6``, say), the factorisation fails; then
+    ``M = Q Λ Qᵀ`` (``eigh``) with ``Λ`` raised to the bound ``floor`` that the exact ``M``
+    satisfies, ``M⁻¹B ≈ Q max(Λ, floor)⁻¹ Qᵀ B``, and a
+    :class:`~ufs.base.RoundoffSolveWarning` says so: the answer is then decided by
+    round-off, and the workflow marks the fit ``degenerate`` (◊,
+    :func:`ufs.pipeline.status.fit_status`). ``floored`` says which path was taken.
+    """
+
+    def __init__(self, M: np.ndarray, floor: float, *, lower: bool = False):
+        self.floored = False
+        try:
+            self._cho = sla.cho_factor(M, lower=lower, check_finite=False)
+            return
+        except np.linalg.LinAlgError:
+            pass
+        lam, self._Q = np.linalg.eigh(0.5 * (M + M.T))
+        raised = int(np.count_nonzero(lam < floor))
+        warnings.warn(
+            f"Cholesky failed on a {M.shape[0]}x{M.shape[0]} system that is positive definite "
+            f"in exact arithmetic (smallest eigenvalue {lam[0]:.3g}, bound {floor:.3g}); "
+            f"solved by eigendecomposition with {raised} eigenvalue(s) raised to the bound",
+            RoundoffSolveWarning,
+            stacklevel=3,
+        )
+        self.floored = True
+        self._lam = np.maximum(lam, floor)
+
+    def solve(self, B: np.ndarray) -> np.ndarray:
+        """``M⁻¹B`` for a vector or matrix ``B``."""
+        if not self.floored:
+            return sla.cho_solve(self._cho, B, check_finite=False)
+        QtB = self._Q.T @ B
+        return self._Q @ (QtB / (self._lam[:, None] if QtB.ndim == 2 else self._lam))
+
+
+def floored_spd_solve(
+    M: np.ndarray, B: np.ndarray, floor: float, *, lower: bool = False
+) -> np.ndarray:
+    """``M⁻¹B`` for a symmetric ``M ⪰ floor·I``: one :class:`FlooredSPDFactor` and one solve
+    (Cholesky, or, when round-off defeats it, a floored eigendecomposition and a warning)."""
+    return FlooredSPDFactor(M, floor, lower=lower).solve(B)
 
 
 def spd_solve(

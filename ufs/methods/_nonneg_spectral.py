@@ -8,13 +8,12 @@ Nothing here forms a dense ``n × n`` matrix: the graph stays sparse and every
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
 from ..graph import laplacian
-from ..linalg import row_norms
+from ..linalg import floored_spd_solve, row_norms
 
 __all__ = [
     "GRID",
@@ -82,20 +81,22 @@ def ridge_solve(
     ``r = None``) by iterations whose ``X`` does not change, so it is formed once.
     ``p > n``: Woodbury, ``B^{-1}Xᵀ(R^{-1} + X B^{-1} Xᵀ)^{-1} Y`` with an ``n × n``
     system — only when ``n < p``, so no matrix larger than ``min(n, p)²`` is ever formed
-    (``gram`` is ignored).
+    (``gram`` is ignored). Both systems are solved by
+    :func:`ufs.linalg.floored_spd_solve` with the bound they satisfy exactly (``min b``,
+    ``min 1/r``): a ridge far below the Gram matrix's scale (RUFS at α/β = 1e12) can
+    defeat Cholesky by round-off.
     """
     n, p = X.shape
     if p <= n:
         Xr = X if r is None else X * r[:, None]
         G = gram.copy() if gram is not None and r is None else Xr.T @ X
         G[np.diag_indices_from(G)] += b
-        c = sla.cho_factor(G, check_finite=False)
-        return sla.cho_solve(c, Xr.T @ Y, check_finite=False)
+        return floored_spd_solve(G, Xr.T @ Y, float(np.min(b)))
     binv = 1.0 / b
     K = (X * binv[None, :]) @ X.T
-    K[np.diag_indices_from(K)] += 1.0 if r is None else 1.0 / r
-    c = sla.cho_factor(K, check_finite=False)
-    return binv[:, None] * (X.T @ sla.cho_solve(c, Y, check_finite=False))
+    rinv = 1.0 if r is None else 1.0 / r
+    K[np.diag_indices_from(K)] += rinv
+    return binv[:, None] * (X.T @ floored_spd_solve(K, Y, float(np.min(rinv))))
 
 
 def row_shrink(M: np.ndarray, tau: float) -> np.ndarray:

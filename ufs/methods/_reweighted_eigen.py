@@ -42,12 +42,11 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse.linalg as spla
 from sklearn.exceptions import ConvergenceWarning
 
 from ..base import Selection
-from ..linalg import extreme_eigenvectors, l2p_reweight, row_norms, top_rows
+from ..linalg import extreme_eigenvectors, l2p_reweight, row_norms, thin_svd, top_rows
 
 __all__ = ["LowRankSym", "ReweightedEigenResult", "reweighted_eigen", "smoothed_objective"]
 
@@ -76,7 +75,7 @@ class LowRankSym:
         orthonormal form: thin SVD ``F = P Σ Qᵀ``, then the eigen-decomposition
         ``Σ Qᵀ core Q Σ = E diag(w) Eᵀ`` gives ``B = P E``. Directions with
         ``|w| ≤ rtol · max|w|`` are dropped (numerically zero)."""
-        P, s, Qt = sla.svd(F, full_matrices=False, lapack_driver="gesdd", check_finite=False)
+        P, s, Qt = thin_svd(F)
         tol_s = (s[0] if s.size else 0.0) * max(F.shape) * np.finfo(float).eps
         keep = s > tol_s
         P, s, Qt = P[:, keep], s[keep], Qt[keep]

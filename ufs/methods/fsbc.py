@@ -25,7 +25,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from ..base import ROUNDOFF_RTOL, DegenerateFitWarning, Selection, UFSSelector
-from ..linalg import leading_right_singular_vectors, row_norms, top_rows
+from ..linalg import leading_right_singular_vectors, row_norms, thin_svd, top_rows
 from ..validation import resolve_init
 
 __all__ = [
@@ -193,7 +193,7 @@ def _psd_eigenpairs(Q: np.ndarray | None, Z: np.ndarray | None) -> tuple[np.ndar
     if (Q is None) == (Z is None):
         raise ValueError("give exactly one of Q and factor")
     if Z is not None and Z.shape[0] < Z.shape[1]:
-        _, s, Vt = sla.svd(Z, full_matrices=False, check_finite=False, lapack_driver="gesdd")
+        _, s, Vt = thin_svd(Z)
         return (s * s)[::-1], np.ascontiguousarray(Vt[::-1].T)  # contiguous: no copy per use
     if Z is not None:
         Q = Z.T @ Z

@@ -18,14 +18,13 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import scipy.linalg as sla
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from ..base import Selection, UFSSelector
 from ..graph import laplacian
-from ..linalg import l2p_reweight, row_norms, top_rows
+from ..linalg import FlooredSPDFactor, floored_spd_solve, l2p_reweight, row_norms, top_rows
 from ..validation import check_dense_memory, resolve_init
 
 __all__ = ["GOLFS", "sample_self_representation", "dense_arrays"]
@@ -42,14 +41,6 @@ def dense_arrays(n: int, d: int) -> int:
     ``|P|``, ``|P| + |P|ᵀ`` and its half, then ``S1``, ``diag(D1)`` and ``L1``.
     """
     return 5 if d >= n else 3
-
-
-def _chol(A: np.ndarray):
-    return sla.cho_factor(A, lower=True, check_finite=False)
-
-
-def _cho_solve(c, B: np.ndarray) -> np.ndarray:
-    return sla.cho_solve(c, B, check_finite=False)
 
 
 def _relative_change(prev: float, cur: float) -> float:
@@ -89,14 +80,14 @@ def sample_self_representation(
             BtB = B.T @ B
             Q = (B.T / g2) @ B  # Bᵀ G2^{-1} B
             Q[np.diag_indices_from(Q)] += kappa
-            U = _cho_solve(_chol(Q), B.T / g2).T  # G2^{-1} B Q^{-1}  (n × d)
+            U = floored_spd_solve(Q, B.T / g2, kappa, lower=True).T  # G2^{-1} B Q^{-1} (n × d)
             psq = np.einsum("ij,ij->i", U @ BtB, U)
             np.maximum(psq, 0.0, out=psq)
             Rt = X.T - (X.T @ U) @ B.T  # d × n
         else:
             A = (X * g1) @ X.T  # X G1 Xᵀ
             M = A + np.diag(kappa * g2)
-            P = _cho_solve(_chol(M), A)
+            P = floored_spd_solve(M, A, kappa * float(g2.min()), lower=True)
             psq = row_norms(P, squared=True)
             Rt = X.T - X.T @ P
         rsq = row_norms(Rt, squared=True)
@@ -129,12 +120,12 @@ class _RidgeSolver:
         self.primal = d <= n
         G = self.Z.T @ self.Z if self.primal else self.Z @ self.Z.T
         G[np.diag_indices_from(G)] += beta
-        self.c = _chol(G)
+        self.c = FlooredSPDFactor(G, beta, lower=True)
 
     def __call__(self, F: np.ndarray) -> np.ndarray:
         if self.primal:
-            return self.e[:, None] * _cho_solve(self.c, self.Z.T @ F)
-        return self.e[:, None] * (self.Z.T @ _cho_solve(self.c, F))
+            return self.e[:, None] * self.c.solve(self.Z.T @ F)
+        return self.e[:, None] * (self.Z.T @ self.c.solve(F))
 
 
 class GOLFS(UFSSelector):

@@ -15,18 +15,12 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import scipy.linalg as sla
 from sklearn.exceptions import ConvergenceWarning
 
 from ..base import Selection, UFSSelector
-from ..linalg import l2p_reweight, row_norms, top_rows
+from ..linalg import floored_spd_solve, l2p_reweight, row_norms, top_rows
 
 __all__ = ["RSR", "rsr_irls"]
-
-
-def _spd_solve(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """Solve ``A Z = B`` for symmetric positive definite ``A`` (Cholesky)."""
-    return sla.cho_solve(sla.cho_factor(A, lower=True, check_finite=False), B, check_finite=False)
 
 
 def rsr_irls(
@@ -71,7 +65,7 @@ def rsr_irls(
         if solver == "primal":
             XtGX = (X.T * gr) @ X
             A = XtGX + lam * np.diag(gl)
-            W = _spd_solve(A, XtGX)
+            W = floored_spd_solve(A, XtGX, lam * float(gl.min()), lower=True)
             wsq = row_norms(W, squared=True)
             R = X - X @ W
         else:
@@ -79,7 +73,9 @@ def rsr_irls(
             BinvG = B / gl  # B G_l^{-1}
             K = BinvG @ B.T  # B G_l^{-1} Bᵀ (n × n)
             K[np.diag_indices_from(K)] += lam
-            U = _spd_solve(K, BinvG).T  # G_l^{-1} Bᵀ K^{-1}  (d × n), W = U B
+            U = floored_spd_solve(
+                K, BinvG, lam, lower=True
+            ).T  # G_l^{-1} Bᵀ K^{-1}  (d × n), W = U B
             wsq = np.einsum("ij,ij->i", U @ (B @ B.T), U)  # ||w_j||² = u_j B Bᵀ u_jᵀ
             np.maximum(wsq, 0.0, out=wsq)
             R = X - (X @ U) @ B

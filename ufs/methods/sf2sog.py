@@ -17,14 +17,20 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from ..base import Selection, UFSSelector
-from ..linalg import extreme_eigenvectors, project_rows_l20, row_norms, spd_solve, top_rows
+from ..linalg import (
+    FlooredSPDFactor,
+    extreme_eigenvectors,
+    project_rows_l20,
+    row_norms,
+    spd_solve,
+    top_rows,
+)
 from ..validation import check_dense_memory, resolve_init
 from ._optimal_graph import (
     SYMMETRIC_ORDERING,
@@ -343,10 +349,10 @@ class SF2SOG(UFSSelector):
                     return lu.solve(np.asarray(B, dtype=np.float64))
             else:  # G has ~n² entries: a dense Cholesky beats a sparse LU
                 L = L.toarray()
-                cf = sla.cho_factor(L + lam * np.eye(n))
+                cf = FlooredSPDFactor(L + lam * np.eye(n), lam)
 
                 def solve(B):
-                    return sla.cho_solve(cf, np.asarray(B, dtype=np.float64))
+                    return cf.solve(np.asarray(B, dtype=np.float64))
 
             LZ = L @ solve(X)  # L (L + λI)^{-1} X, n × p
             diag_M = lam * np.einsum("ij,ij->j", X, LZ)

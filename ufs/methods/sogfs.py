@@ -28,6 +28,7 @@ from ..linalg import (
     l2p_reweight,
     l21_norm,
     row_norms,
+    thin_svd,
     top_rows,
 )
 from ._optimal_graph import (
@@ -347,7 +348,7 @@ class SOGFS(UFSSelector):
         (if any) are the smallest eigenvectors in ``range(V)``.
         """
         p = Xc.shape[1]
-        U, s, Vt = sla.svd(Xc, full_matrices=False, check_finite=False) if svd is None else svd
+        U, s, Vt = thin_svd(Xc) if svd is None else svd
         r = int(np.sum(s > s[0] * max(Xc.shape) * np.finfo(float).eps)) if s.size else 0
         V = Vt[:r].T
         n_null = min(m, p - r)
@@ -400,7 +401,7 @@ class SOGFS(UFSSelector):
         gamma = float(self.gamma)
         Xc = X - X.mean(axis=0)
         Xc = Xc / np.sqrt(np.einsum("ij,ij->j", Xc, Xc) + np.finfo(float).eps)
-        svd = sla.svd(Xc, full_matrices=False, check_finite=False)
+        svd = thin_svd(Xc)
         rng = check_random_state(self.random_state)
 
         idx0, dist0 = knn_indices(Xc, k + 1)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FIT_STATUSES", "STATUS_MARK", "fit_label", "fit_status", "worst"]
+__all__ = ["FIT_STATUSES", "STATUS_MARK", "fit_label", "fit_status", "is_degenerate", "worst"]
 
 #: Per-fit solver status, worst first (:func:`fit_status`).
 FIT_STATUSES = ("budget_exceeded", "diverged", "not_converged", "degenerate", "fixed_budget", "ok")
@@ -26,6 +26,21 @@ def fit_label(kind: str, h) -> str:
     """The label of a fit in the fit results: ``rank`` (a ranking method's one fit),
     ``all`` (a full method) or ``h<h>`` (a subset method, one fit per h)."""
     return {"ranking": "rank", "full": "all"}.get(kind, f"h{h}")
+
+
+def is_degenerate(
+    fit_info: dict[str, Any], h: int | None = None, warnings: list[str] | tuple[str, ...] = ()
+) -> bool:
+    """Whether round-off or a trivial rule decided the fit's answer (``"degenerate"`` in
+    :func:`fit_status`, which applies it after divergence and non-convergence): the estimator
+    set ``degenerate_``; a ranking's ``resolved_rank`` is below ``h``; or a linear solve was
+    finished by a floored eigendecomposition (``RoundoffSolveWarning``)."""
+    resolved = fit_info.get("resolved_rank")
+    return bool(
+        fit_info.get("degenerate")
+        or any(w.startswith("RoundoffSolveWarning") for w in warnings)
+        or (h is not None and resolved is not None and int(h) > int(resolved))
+    )
 
 
 def fit_status(
@@ -50,7 +65,9 @@ def fit_status(
       method: the estimator set ``degenerate_`` (e.g. DGUFS's selection is the ``h``
       smallest-norm features), or a ranking whose scores collapse has ``resolved_rank_``
       (:func:`ufs.base.resolved_rank`) below ``h``, so the top ``h`` is partly chosen by
-      round-off (SPCAFS at large ``γ``);
+      round-off (SPCAFS at large ``γ``), or a linear solve of the fit was defeated by
+      round-off and finished by a floored eigendecomposition (it warned
+      ``RoundoffSolveWarning``, :class:`ufs.linalg.FlooredSPDFactor`);
     * ``"fixed_budget"``: ``converged_ = False`` because the method runs exactly
       ``max_iter`` iterations by design (``ufs.pipeline.steps.fixed_iteration_budget``), not a failure;
     * ``"ok"``: converged, or a method without an iterative solver.
@@ -73,8 +90,7 @@ def fit_status(
         return "diverged"
     if fit_info.get("converged") is False and not fixed_budget:
         return "not_converged"
-    resolved = fit_info.get("resolved_rank")
-    if fit_info.get("degenerate") or (h is not None and resolved is not None and h > resolved):
+    if is_degenerate(fit_info, h, warnings):
         return "degenerate"
     if fit_info.get("converged") is False:
         return "fixed_budget"

@@ -39,7 +39,7 @@ import pandas as pd
 
 from ..fileio import write_json, write_text, write_with
 from ..pipeline.io import read_evaluations
-from ..pipeline.status import STATUS_MARK, fit_label, worst
+from ..pipeline.status import STATUS_MARK, fit_label, is_degenerate, worst
 from .results_table import (  # the tidy table these renderers read
     BAND_LEGEND,
     FLAGGED,
@@ -272,18 +272,14 @@ def write_dataset_outputs(
     plot_dataset(df, sel, base, figdir)
 
 
-def degenerate_flag(fit_info: dict[str, Any], h) -> bool:
-    """Whether the fit's own facts say a trivial rule or round-off decided its answer: the
-    estimator set ``degenerate_``, or a ranking's ``resolved_rank`` is below ``h``. The
-    same rule as :func:`ufs.pipeline.status.fit_status`'s ``"degenerate"``, applied whatever
-    the fit's status: a fit that is also not converged has status ``not_converged`` (it
-    comes first), and the failure counts must still show it degenerate (every DGUFS fit
-    with the authors' rescaling is both). ``tests/test_degenerate_fits.py`` checks that the
-    two rules agree."""
-    resolved = fit_info.get("resolved_rank")
-    return bool(fit_info.get("degenerate")) or (
-        h is not None and resolved is not None and int(h) > int(resolved)
-    )
+def degenerate_flag(fit_info: dict[str, Any], h, warnings=()) -> bool:
+    """Whether the fit's own facts say a trivial rule or round-off decided its answer
+    (:func:`ufs.pipeline.status.is_degenerate`, the rule of :func:`fit_status`'s
+    ``"degenerate"``), applied whatever the fit's status: a fit that is also not converged
+    has status ``not_converged`` (it comes first), and the failure counts must still show it
+    degenerate (every DGUFS fit with the authors' rescaling is both).
+    ``tests/test_degenerate_fits.py`` checks that the two agree."""
+    return is_degenerate(fit_info, h, tuple(warnings or ()))
 
 
 def fit_records(evaluation_files: list[str | Path]) -> pd.DataFrame:
@@ -299,7 +295,7 @@ def fit_records(evaluation_files: list[str | Path]) -> pd.DataFrame:
         for row in ev["results"]:
             label = fit_label(ev["kind"], row["h"])
             key = (ev["dataset"], ev["method"], ev["pid"], label)
-            flag = degenerate_flag(row.get("fit_info") or {}, row.get("h"))
+            flag = degenerate_flag(row.get("fit_info") or {}, row.get("h"), row.get("fit_warnings"))
             if key in seen:  # a ranking fit serves every h: its status is the worst over h
                 seen[key]["status"] = worst([seen[key]["status"], _row_status(ev, row, cache)])
                 seen[key]["degenerate"] = seen[key]["degenerate"] or flag
