@@ -12,6 +12,7 @@ values.
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -380,6 +381,91 @@ def test_dense_fallback_is_never_silent(monkeypatch):
         extreme_eigenvectors(M, 14, which="largest", dense_limit=0)
     with pytest.raises(EigenSolverError, match="360 × 360"):
         extreme_eigenvectors(laplacian(g.S), 3, which="smallest", dense_limit=0)
+
+
+def _tied_operator(n: int = 400, copies: int = 300, seed: int = 3):
+    """``diag(d)`` with the largest value ``1`` repeated ``copies`` times (UDFS's first
+    step on wide data: the null space of a low-rank ``M`` under a constant diagonal) and the
+    rest in ``[0, 0.5]``, in a random orthonormal basis."""
+    rng = np.random.default_rng(seed)
+    lam = np.r_[np.ones(copies), rng.uniform(0.0, 0.5, n - copies)]
+    Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    return (Q * lam) @ Q.T, lam
+
+
+def _complement_failing_after(calls: int, monkeypatch):
+    """Make the certification's complement Lanczos fail after ``calls`` successful runs
+    (an eigenspace of ~7 000 copies defeated it on allaml: its copies' residuals grew)."""
+    real = ufs.eigen._complement_top
+    seen = {"n": 0}
+
+    def flaky(*args, **kwargs):
+        seen["n"] += 1
+        if seen["n"] > calls:
+            raise spla.ArpackNoConvergence("no convergence", np.empty(0), np.empty((0, 0)))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ufs.eigen, "_complement_top", flaky)
+
+
+def test_an_uncollectable_tie_above_the_dense_limit_is_flagged_not_raised(monkeypatch):
+    """UDFS on allaml (p = 7 129 > DENSE_FALLBACK_LIMIT): the m wanted pairs lie in an
+    eigenvalue repeated thousands of times; they pass their residuals, but collecting the
+    tied copies fails. Above the dense limit the m pairs are returned (exact eigenpairs of
+    the repeated eigenvalue) with a RoundoffSolveWarning, which marks the fit degenerate;
+    below it the dense fallback still decides, silently as before."""
+    from ufs.base import RoundoffSolveWarning
+
+    A, lam = _tied_operator()
+    _complement_failing_after(1, monkeypatch)  # the first tie round works, the next fails
+    monkeypatch.setattr(ufs.eigen, "DENSE_FALLBACK_LIMIT", 100)
+    with pytest.warns(RoundoffSolveWarning, match="repeated eigenvalue"):
+        w, V = extreme_eigenvectors(A, 3, which="largest", dense_limit=0)
+    np.testing.assert_allclose(w, 1.0, atol=1e-10)
+    np.testing.assert_allclose(A @ V, V * w, atol=1e-8)
+    np.testing.assert_allclose(V.T @ V, np.eye(3), atol=1e-10)
+    # at or below the limit the dense fallback decides, with no warning
+    monkeypatch.setattr(ufs.eigen, "DENSE_FALLBACK_LIMIT", 10**6)
+    _complement_failing_after(1, monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RoundoffSolveWarning)
+        w_dense, _ = extreme_eigenvectors(A, 3, which="largest", dense_limit=0)
+    np.testing.assert_allclose(w_dense, 1.0, atol=1e-12)
+
+
+def test_a_failure_before_any_certified_round_still_raises(monkeypatch):
+    """Only a failure while collecting ties is salvaged: when the very first complement
+    run fails, nothing is certified, and above the dense limit the solver raises."""
+    A, _ = _tied_operator()
+    _complement_failing_after(0, monkeypatch)
+    monkeypatch.setattr(ufs.eigen, "DENSE_FALLBACK_LIMIT", 100)
+    with pytest.raises(EigenSolverError, match="400 × 400"):
+        extreme_eigenvectors(A, 3, which="largest", dense_limit=0)
+
+
+def test_a_missed_pair_is_not_salvaged(monkeypatch):
+    """When the complement finds a pair beyond the m-th (the found pairs were not the
+    answer) and the next round fails, the solver raises rather than return them."""
+    rng = np.random.default_rng(4)
+    n = 300
+    Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    lam = np.r_[2.0, 1.0, 1.0, rng.uniform(0.0, 0.5, n - 3)]
+    A = (Q * lam) @ Q.T
+    real_eigsh = spla.eigsh
+    calls = {"n": 0}
+
+    def first_misses_the_top(op, k, **kwargs):  # ARPACK's first run misses λ = 2
+        calls["n"] += 1
+        if calls["n"] == 1:
+            V = Q[:, 1:3]
+            return np.array([1.0, 1.0]), V
+        return real_eigsh(op, k, **kwargs)
+
+    monkeypatch.setattr(ufs.eigen.spla, "eigsh", first_misses_the_top)
+    _complement_failing_after(1, monkeypatch)
+    monkeypatch.setattr(ufs.eigen, "DENSE_FALLBACK_LIMIT", 100)
+    with pytest.raises(EigenSolverError):
+        extreme_eigenvectors(A, 2, which="largest", dense_limit=0)
 
 
 # --------------------------------------------------------------------------- missed_pairs

@@ -308,9 +308,11 @@ def test_a_declared_refactor_is_re_keyed_without_refitting(tmp_path, capsys):
     new = tmp_path / "new.tar.xz"
     args = ["benchmark-migrate", str(archive), "--out", str(new), "--before"]
     assert main([*args, str(tmp_path / "before.json")]) == 0
-    said = capsys.readouterr().out
-    assert f"{len(before) - 1} evaluations re-keyed across the declared refactor" in said
-    assert "1 stale" in said
+    said = capsys.readouterr()
+    assert f"{len(before) - 1} evaluations re-keyed across the declared refactor" in said.out
+    assert "1 stale" in said.out
+    assert "1 evaluations' recorded lineages are not the --before file's" in said.err
+    assert "--mirror-dir" in said.err
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     restore_archive(new, fresh / "results")

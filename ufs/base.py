@@ -136,9 +136,12 @@ class DegenerateFitWarning(UserWarning):
 
 
 class RoundoffSolveWarning(DegenerateFitWarning):
-    """A linear solve that round-off defeated was finished by a floored eigendecomposition
-    (:class:`ufs.linalg.FlooredSPDFactor`): the whole fit is marked ``degenerate``, at
-    every ``h`` (``ufs.pipeline.status.fit_status`` matches this class's name)."""
+    """A solve that round-off defeated was finished another way, and its answer is one of
+    many that the exact problem allows: a linear solve by a floored eigendecomposition
+    (:class:`ufs.linalg.FlooredSPDFactor`), or eigenpairs in a repeated eigenvalue whose
+    copies certified Lanczos could not collect above the dense limit
+    (:func:`ufs.eigen.extreme_eigenvectors`). The whole fit is marked ``degenerate``, at
+    every ``h`` (``ufs.pipeline.status.is_degenerate`` matches this class's name)."""
 
 
 #: a row weight below this fraction of the largest is not a ranking signal: the ℓ2,p methods

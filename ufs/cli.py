@@ -289,6 +289,15 @@ def _benchmark_migrate(args: argparse.Namespace) -> int:
         f"next run), {counts['absent']} chunks without evaluation"
         + (f"; wrote {where}" if counts["migrated"] else "; nothing written")
     )
+    if before and counts["stale"]:
+        print(
+            f"note: {counts['stale']} evaluations' recorded lineages are not the --before "
+            "file's: their inputs changed before the refactor, or the file was computed on "
+            "another plan (data lineages hash the mirror's files: give plan_lineages.py and "
+            "this command the same --mirror-dir); a stale evaluation keeps its old key, so a "
+            "second migration with the right file still translates it",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -16,7 +16,10 @@ Every method that needs a few smallest or largest eigenpairs goes through this m
   all are refined by Rayleigh–Ritz, until the check passes (each round adds at least one
   pair, so at most ``m + 2`` rounds). A result that still fails is recomputed densely up
   to :data:`DENSE_FALLBACK_LIMIT` and otherwise raises :class:`EigenSolverError`:
-  never silently wrong.
+  never silently wrong. One exception above the limit: when the ``m`` pairs passed their
+  residuals and only the collection of copies of a repeated ``m``-th eigenvalue failed,
+  they are returned with a :class:`~ufs.base.RoundoffSolveWarning` (the fit is marked
+  degenerate: its answer is one basis of a tied eigenspace).
 * :func:`component_eigenpairs` – a sparse symmetric matrix is block-diagonal over the
   connected components of its sparsity pattern (``connected_components``), so its
   eigenpairs are the union of the blocks'. Graph operators have a known *trivial* pair
@@ -33,6 +36,7 @@ tied eigenspace is as valid as another (the authors' MATLAB codes are equally ar
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -41,6 +45,8 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
 import scipy.sparse.linalg as spla
+
+from .base import RoundoffSolveWarning
 
 __all__ = [
     "EigenSolverError",
@@ -214,11 +220,18 @@ def _canonical_ties(w: np.ndarray, V: np.ndarray, tau: float) -> np.ndarray:
     return V
 
 
-def _certified_lanczos(A, m: int, largest: bool, seed: int, ncv: int | None = None):
+def _certified_lanczos(
+    A, m: int, largest: bool, seed: int, ncv: int | None = None, *, salvage: bool = False
+):
     """ARPACK plus the deflation check of the module docstring; ``None`` on failure.
 
-    Returns ``(w, V, tied)`` with ``m`` pairs, or ``None`` when a residual fails, ARPACK
-    does not converge or the rounds run out."""
+    Returns ``(w, V, tied, salvaged)`` with ``m`` pairs, or ``None`` when a residual fails,
+    ARPACK does not converge or the rounds run out. ``salvage``: when the failure comes
+    while collecting copies of the ``m``-th eigenvalue — the ``m`` pairs found earlier
+    passed their residuals and every pair found since is a tie (a huge eigenspace, whose
+    Lanczos copies lose accuracy: UDFS on allaml, multiplicity ~7 000), return those
+    ``m`` pairs flagged ``tied`` and ``salvaged`` instead of ``None`` (their span is one of
+    many equally valid ones, and not made canonical)."""
     n = A.shape[0]
     op = spla.aslinearoperator(A)
     sgn = 1.0 if largest else -1.0
@@ -237,16 +250,22 @@ def _certified_lanczos(A, m: int, largest: bool, seed: int, ncv: int | None = No
     w, V = _sorted(w, V, True)
     norm = 0.0  # ||A|| is estimated only when the found eigenvalues are too small a scale
     rounds = m + 2
+    # the m pairs last seen with good residuals while only ties have been added since
+    certified = None
+
+    def failed():
+        return (*certified, True, True) if salvage and certified is not None else None
+
     for r in range(rounds):
         scale = max(float(np.abs(w).max()), norm, np.finfo(float).tiny)
         resid = np.linalg.norm(B(V) - V * w, axis=0)
         if not np.all(np.isfinite(w)):
-            return None
+            return failed()
         if resid.max() > RESIDUAL_RTOL * scale and not norm:
             norm = _norm_estimate(A, B, n, rng)
             scale = max(scale, norm)
         if resid.max() > RESIDUAL_RTOL * scale:
-            return None
+            return failed()
         k = V.shape[1]
         if k >= n - 2:
             return None  # nothing left to certify iteratively: the dense fallback decides
@@ -255,15 +274,17 @@ def _certified_lanczos(A, m: int, largest: bool, seed: int, ncv: int | None = No
         try:
             t, U = _complement_top(B, V, wm - tau, scale, rng)
         except (spla.ArpackNoConvergence, spla.ArpackError):
-            return None
+            return failed()
+        # a missed pair beyond the m-th means V[:, :m] is not the answer yet
+        certified = None if (t > wm + tau).any() else (w[:m].copy(), V[:, :m].copy())
         # a complement eigenvalue beyond the m-th found one is a missed pair; one equal to
         # it (to tau) is a tie at the boundary, collected too so that the whole tied
         # eigenspace is known and its basis can be made canonical
         if t.size == 0:
             tied = bool(k > m and w[m] >= wm - tau)
-            return w[:m], _canonical_ties(w, V, tau)[:, :m], tied
+            return w[:m], _canonical_ties(w, V, tau)[:, :m], tied, False
         if r == rounds - 1 and not (t > wm + tau).any():
-            return w[:m], V[:, :m], True  # a tie too large to collect: flagged, not canonical
+            return w[:m], V[:, :m], True, False  # a tie too large to collect: not canonical
         # Rayleigh–Ritz on the found span plus the new directions
         Q, _ = np.linalg.qr(np.column_stack([V, U - V @ (V.T @ U)]))
         H = Q.T @ B(Q)
@@ -302,9 +323,20 @@ def _extreme(
     n = A.shape[0]
     largest = _wants_largest(n, m, which)
     if not (n <= dense_limit or m >= n - 2):
-        found = _certified_lanczos(A, m, largest, seed, ncv)
+        # the dense fallback decides where it may; above its limit a tie that Lanczos could
+        # not collect is returned flagged instead of raising
+        found = _certified_lanczos(A, m, largest, seed, ncv, salvage=n > DENSE_FALLBACK_LIMIT)
         if found is not None:
-            w, V, tied = found
+            w, V, tied, salvaged = found
+            if salvaged:
+                warnings.warn(
+                    f"the {m} {which} eigenpairs of a {n} x {n} operator lie in a repeated "
+                    f"eigenvalue ({float(w[m - 1]):.6g}) whose eigenspace certified Lanczos "
+                    "could not collect, and n > DENSE_FALLBACK_LIMIT forbids the dense "
+                    "fallback: one of its many equally valid bases is returned",
+                    RoundoffSolveWarning,
+                    stacklevel=3,
+                )
             return Eigenpairs(w if largest else -w, V, 1, tied)
         if n > DENSE_FALLBACK_LIMIT:
             raise EigenSolverError(

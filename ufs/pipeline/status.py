@@ -34,7 +34,7 @@ def is_degenerate(
     """Whether round-off or a trivial rule decided the fit's answer (``"degenerate"`` in
     :func:`fit_status`, which applies it after divergence and non-convergence): the estimator
     set ``degenerate_``; a ranking's ``resolved_rank`` is below ``h``; or a linear solve was
-    finished by a floored eigendecomposition (``RoundoffSolveWarning``)."""
+    finished another way (``RoundoffSolveWarning``)."""
     resolved = fit_info.get("resolved_rank")
     return bool(
         fit_info.get("degenerate")
@@ -65,9 +65,10 @@ def fit_status(
       method: the estimator set ``degenerate_`` (e.g. DGUFS's selection is the ``h``
       smallest-norm features), or a ranking whose scores collapse has ``resolved_rank_``
       (:func:`ufs.base.resolved_rank`) below ``h``, so the top ``h`` is partly chosen by
-      round-off (SPCAFS at large ``γ``), or a linear solve of the fit was defeated by
-      round-off and finished by a floored eigendecomposition (it warned
-      ``RoundoffSolveWarning``, :class:`ufs.linalg.FlooredSPDFactor`);
+      round-off (SPCAFS at large ``γ``), or a solve of the fit was defeated by round-off
+      and finished another way (it warned ``RoundoffSolveWarning``: a floored linear
+      solve, :class:`ufs.linalg.FlooredSPDFactor`, or an uncollectable tied eigenspace,
+      :func:`ufs.eigen.extreme_eigenvectors`);
     * ``"fixed_budget"``: ``converged_ = False`` because the method runs exactly
       ``max_iter`` iterations by design (``ufs.pipeline.steps.fixed_iteration_budget``), not a failure;
     * ``"ok"``: converged, or a method without an iterative solver.
