@@ -25,7 +25,8 @@ RUN = {
     "mlflow": {"enabled": False},
     "protocols": ["oracle"],
     "datasets": {"allaml": {"h": [50, 100]}},
-    "methods": {"all_features": {}, "laplacian_score": {"grid": {"n_neighbors": [5]}}},
+    # 5 settings in 2 jobs of 4 tasks: a run archived with one of them done is in progress
+    "methods": {"all_features": {}, "laplacian_score": {"grid": {"n_neighbors": [3, 5, 7, 9, 11]}}},
 }
 
 
@@ -56,6 +57,25 @@ def test_a_reproduction_is_reported_from_its_archive_alone(tmp_path, capsys, mon
     again = tmp_path / "again.md"
     assert main(["reproduction", "--archives", str(archive), "--out", str(again)]) == 0
     assert again.read_bytes() == out.read_bytes()
+    assert "in progress" not in text.lower()
+
+    # the same run archived before Laplacian Score's second job was done: its cells are
+    # withheld (a best over 4 of 5 settings is not the protocol), and the report says so
+    chunks = sorted((work / "results" / "dgufs" / "evaluations" / "allaml").glob("laplacian*"))
+    assert len(chunks) == 2
+    chunks[1].unlink()
+    partial = tmp_path / "partial" / "reproduction-dgufs.tar.xz"
+    write_archive(work / "results" / "dgufs", cfg, partial, note="a run in progress")
+    out = tmp_path / "p.md"
+    assert main(["reproduction", "--archives", str(partial), "--out", str(out)]) == 0
+    text = out.read_text()
+    row = next(ln for ln in text.splitlines() if "| allaml | laplacian_score | acc | best |" in ln)
+    assert "in progress (1 of 2 jobs)" in row and "| — |" in row
+    assert "**Archived in progress**: 1 method × data set pairs are withheld" in text
+    assert "allaml/laplacian_score (1 of 2 jobs)" in text
+    assert "*Provisional: the run was archived in progress" in text
+    row = next(ln for ln in text.splitlines() if "| allaml | all_features | acc | all |" in ln)
+    assert "in progress" not in row  # a finished method stays
 
 
 ARCHIVES = sorted((REPO / "benchmarks" / "results").glob("reproduction-*.tar.xz"))

@@ -147,6 +147,8 @@ NOT_RUN = "not run"
 NOT_IMPLEMENTED = "method not implemented"
 NOT_REGISTERED = "data set not registered"
 NETWORK_ONLY = "data network-only"
+#: a method whose jobs on a data set were not all done when its run was archived
+IN_PROGRESS = "in progress"
 
 
 def missing_reason(dataset: str, method: str) -> str:
@@ -178,8 +180,20 @@ def restarts_behind(rows: pd.DataFrame, restarts: int) -> int:
     return max(restarts // 2, 1) if held_out else restarts
 
 
-def _ours(tables: pd.DataFrame, dataset: str, method: str, metric: str, h: str, restarts: int):
-    """(our value, its std, status, the restarts behind the std) for one published cell."""
+def _ours(
+    tables: pd.DataFrame,
+    dataset: str,
+    method: str,
+    metric: str,
+    h: str,
+    restarts: int,
+    pending: dict[tuple[str, str], str] | None = None,
+):
+    """(our value, its std, status, the restarts behind the std) for one published cell;
+    ``pending``: (data set, method) → ``"in progress (k of m jobs)"`` for a run archived
+    before it finished (:func:`ufs.report.reproduction.withhold_unfinished`)."""
+    if pending and (dataset, method) in pending:
+        return None, None, pending[(dataset, method)], restarts
     part = tables[
         (tables["dataset"] == dataset)
         & (tables["method"] == method)
@@ -219,9 +233,11 @@ NO_VALUE = (NOT_RUN, NOT_IMPLEMENTED, NOT_REGISTERED, NETWORK_ONLY, "budget exce
 
 
 def no_value(status: pd.Series) -> pd.Series:
-    """Cells without a value of ours (the statuses of :data:`NO_VALUE` and ``h=<h> not
-    run``)."""
-    return status.isin(NO_VALUE) | status.str.endswith(" not run")
+    """Cells without a value of ours (the statuses of :data:`NO_VALUE`, ``h=<h> not
+    run`` and ``in progress (k of m jobs)``)."""
+    return (
+        status.isin(NO_VALUE) | status.str.endswith(" not run") | status.str.startswith(IN_PROGRESS)
+    )
 
 
 def _replicates(tables: pd.DataFrame, dataset: str, method: str) -> int | None:
@@ -241,11 +257,17 @@ def _n_classes(dataset: str) -> int | None:
 
 
 def compare_published(
-    published_csv: str | Path, table_csvs: list[str | Path], *, restarts: int = 20
+    published_csv: str | Path,
+    table_csvs: list[str | Path],
+    *,
+    restarts: int = 20,
+    pending: dict[tuple[str, str], str] | None = None,
 ) -> pd.DataFrame:
     """One row per published cell with our value, the difference, the agreement status
     (:func:`agreement`, :func:`impossible`), its margin and basis; ``restarts``: the
-    k-means restarts behind each side's std (the run's, the papers' 20)."""
+    k-means restarts behind each side's std (the run's, the papers' 20); ``pending``: the
+    (data set, method) pairs of a run in progress whose cells are withheld (their label-
+    tuned best would be a best over part of the grid)."""
     pub = pd.read_csv(published_csv, dtype={"h": str})
     frames = [pd.read_csv(f, dtype={"h_label": str}) for f in table_csvs if Path(f).exists()]
     tables = (
@@ -256,7 +278,7 @@ def compare_published(
     rows = []
     for _, p in pub.iterrows():
         ours, ours_std, status, n_ours = _ours(
-            tables, p["dataset"], p["method"], p["metric"], str(p["h"]), restarts
+            tables, p["dataset"], p["method"], p["metric"], str(p["h"]), restarts, pending
         )
         diff = None if ours is None else ours - float(p["value"])
         pub_std = float(p["std"]) if pd.notna(p["std"]) and float(p["std"]) > 0 else None
@@ -305,7 +327,8 @@ def compare_published(
 def missing_text(cmp: pd.DataFrame) -> str:
     """``"70 data network-only, 2 not run"``: why the cells without a value of ours have
     none, most frequent reason first (ties by name); ``""`` when every cell has one."""
-    why = cmp.loc[no_value(cmp["status"].astype(str)), "status"].value_counts()
+    status = cmp.loc[no_value(cmp["status"].astype(str)), "status"].astype(str)
+    why = status.where(~status.str.startswith(IN_PROGRESS), IN_PROGRESS).value_counts()
     return ", ".join(f"{n} {r}" for r, n in sorted(why.items(), key=lambda i: (-i[1], i[0])))
 
 
@@ -356,9 +379,16 @@ def comparison_markdown(cmp: pd.DataFrame, paper: str) -> str:
 
 
 def write_comparison(
-    published_csv, table_csvs, out_csv, out_md, out_png, paper: str, restarts: int = 20
+    published_csv,
+    table_csvs,
+    out_csv,
+    out_md,
+    out_png,
+    paper: str,
+    restarts: int = 20,
+    pending: dict[tuple[str, str], str] | None = None,
 ) -> None:
-    cmp = compare_published(published_csv, table_csvs, restarts=restarts)
+    cmp = compare_published(published_csv, table_csvs, restarts=restarts, pending=pending)
     write_with(out_csv, lambda p: cmp.to_csv(p, index=False))
     write_text(out_md, comparison_markdown(cmp, paper))
     import matplotlib

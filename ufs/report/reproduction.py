@@ -22,7 +22,7 @@ from ..pipeline.archive import read_archive, restore_archive
 from .aggregate import timing_summary, write_dataset_outputs
 from .compare import write_comparison
 
-__all__ = ["restore_reproductions"]
+__all__ = ["restore_reproductions", "withhold_unfinished"]
 
 PUBLISHED_DIR = Path(__file__).resolve().parents[2] / "config" / "published"
 
@@ -54,6 +54,11 @@ def restore_reproductions(
         run = folder / name
         restore_archive(archive, run)
         config = yaml.safe_load(manifest["config"]["text"]) or {}
+        pending = withhold_unfinished(run, config)
+        write_text(
+            run / "in_progress.json",
+            json.dumps({f"{d}/{m}": why for (d, m), why in sorted(pending.items())}) + "\n",
+        )
         oracle_metric = (config.get("evaluation") or {}).get("oracle_metric", "acc")
         by_base: dict[str, list[Path]] = {}
         evaluations = sorted((run / "evaluations").glob("*/*.json"))
@@ -85,5 +90,44 @@ def restore_reproductions(
                 out / f"{paper}.png",
                 paper=str(paper),
                 restarts=restarts,
+                pending=pending,
             )
     return names
+
+
+def withhold_unfinished(run: Path, config: dict) -> dict[tuple[str, str], str]:
+    """A run archived before it finished: remove each method's evaluations on each data set
+    where some of the method's planned jobs are missing (its label-tuned best would be a
+    best over part of the grid, or over some replicates), and return (data set, method) →
+    ``"in progress (k of m jobs)"``. A method with no job done keeps the registries' reason
+    (network-only data, not run). A config without a plan here withholds nothing."""
+    from collections import defaultdict
+
+    from ..pipeline.config import ConfigError, build_plan
+    from .compare import IN_PROGRESS
+
+    try:
+        plan = build_plan({**config, "offline_only": False}, warn=False)
+    except (ConfigError, ValueError):
+        return {}
+    jobs: dict[tuple[str, str], list[tuple[Path, set]]] = defaultdict(list)
+    for d, inst in plan.instances.items():
+        for chunk, tasks in plan.chunks(d).items():
+            keys = {(t.method, t.pid, t.hkey) for t in tasks}
+            jobs[(inst.base, tasks[0].method)].append(
+                (run / "evaluations" / d / f"{chunk}.json", keys)
+            )
+    pending: dict[tuple[str, str], str] = {}
+    for (base, method), planned in sorted(jobs.items()):
+        present = [path for path, _ in planned if path.exists()]
+        done = sum(
+            1
+            for path, keys in planned
+            if path.exists()
+            and {(e["method"], e["pid"], e["hkey"]) for e in read_json(path)["evaluations"]} == keys
+        )
+        if present and done < len(planned):
+            for path in present:
+                path.unlink()
+            pending[(base, method)] = f"{IN_PROGRESS} ({done} of {len(planned)} jobs)"
+    return pending

@@ -83,7 +83,23 @@ def run_scope(run: Path, label: str | None = None) -> list[str]:
             f"({t['solver_seconds'] / 60:.1f} min in solvers, {t['kmeans_seconds'] / 60:.1f} "
             "min in k-means)."
         )
+    lines += in_progress_sentence(run)
     return [" ".join(lines), ""] if lines else []
+
+
+def in_progress_sentence(run: Path) -> list[str]:
+    """For a run archived before it finished: which method × data set pairs are withheld
+    (:func:`ufs.report.reproduction.withhold_unfinished`), with their jobs done."""
+    path = run / "in_progress.json"
+    pending = json.loads(path.read_text()) if path.is_file() else {}
+    if not pending:
+        return []
+    what = "; ".join(f"{k} {v.removeprefix('in progress ')}" for k, v in pending.items())
+    return [
+        f"**Archived in progress**: {len(pending)} method × data set pairs are withheld until "
+        f"all their jobs are done (a label-tuned best over part of a grid is not the "
+        f"paper's protocol), and the verdict stands on the rest: {what}."
+    ]
 
 
 def two_parameter_grid(run: Path) -> tuple[str, str, str] | None:
@@ -177,6 +193,13 @@ def verdicts(root: Path) -> list[str]:
         if cmp is None and CLAIMS[paper].versus and list(run.glob("tables/*.csv")):
             text = versus_markdown(
                 versus_verdict(_tables(run), CLAIMS[paper], _restarts(run)), paper
+            )
+        pending = run / "in_progress.json"
+        n_pending = len(json.loads(pending.read_text())) if pending.is_file() else 0
+        if n_pending:
+            text += (
+                f" *Provisional: the run was archived in progress ({n_pending} method × data "
+                "set pairs withheld, its scope line below).*"
             )
         claim = SENSITIVITY_CLAIMS.get(paper)
         files = sorted((root / claim.run / "evaluations").glob("*/*.json")) if claim else []
