@@ -65,6 +65,7 @@ except ImportError:  # pragma: no cover - scikit-learn 1.4/1.5
         estimator._check_feature_names(X, reset=reset)
 
 
+from .fit_warnings import DegenerateFitWarning, RoundoffSolveWarning
 from .validation import (
     check_data,
     check_n_clusters,
@@ -128,20 +129,6 @@ def _constant_features_message(constant: np.ndarray, names: np.ndarray | None) -
     return (
         f"{idx.size} constant feature(s) excluded from selection ({what} {', '.join(labels)}{more})"
     )
-
-
-class DegenerateFitWarning(UserWarning):
-    """The fit's answer is decided by round-off or by a trivial rule, not by the method's
-    model (the workflow marks such fits ``degenerate``, ◊)."""
-
-
-class RoundoffSolveWarning(DegenerateFitWarning):
-    """A solve that round-off defeated was finished another way, and its answer is one of
-    many that the exact problem allows: a linear solve by a floored eigendecomposition
-    (:class:`ufs.linalg.FlooredSPDFactor`), or eigenpairs in a repeated eigenvalue whose
-    copies certified Lanczos could not collect above the dense limit
-    (:func:`ufs.eigen.extreme_eigenvectors`). The whole fit is marked ``degenerate``, at
-    every ``h`` (``ufs.pipeline.status.is_degenerate`` matches this class's name)."""
 
 
 #: a row weight below this fraction of the largest is not a ranking signal: the ℓ2,p methods

@@ -46,7 +46,7 @@ import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
 import scipy.sparse.linalg as spla
 
-from .base import RoundoffSolveWarning
+from .fit_warnings import RoundoffSolveWarning
 
 __all__ = [
     "EigenSolverError",

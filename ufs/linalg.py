@@ -12,8 +12,8 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 
-from .base import RoundoffSolveWarning
 from .eigen import extreme_eigenvectors  # noqa: F401  (re-exported: written in ufs.eigen)
+from .fit_warnings import RoundoffSolveWarning
 
 __all__ = [
     "spd_solve",
