@@ -253,7 +253,9 @@ def restore_archive(
     return counts
 
 
-def _task_keys(doc: dict[str, Any]) -> set[tuple[str, str, str]]:
+def task_keys(doc: dict[str, Any]) -> set[tuple[str, str, str]]:
+    """The (method, setting, h key) tasks an evaluation file holds: compared with a plan
+    chunk's tasks to tell a finished job."""
     return {(e["method"], e["pid"], e["hkey"]) for e in doc["evaluations"]}
 
 
@@ -285,7 +287,7 @@ def curate_evaluations(folder: str | Path, config: dict[str, Any]) -> dict[str, 
         chunks = {c: {(t.method, t.pid, t.hkey) for t in ts} for c, ts in plan.chunks(d).items()}
         paths = {p.stem: p for p in sorted(inst_dir.glob("*.json"))}
         docs = {c: read_json(p) for c, p in paths.items()}
-        current = {c for c in chunks if c in docs and _task_keys(docs[c]) == chunks[c]}
+        current = {c for c in chunks if c in docs and task_keys(docs[c]) == chunks[c]}
         if current == set(chunks) and set(docs) == set(chunks):
             continue
         needed = {

@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from ..fileio import read_json, write_text
-from ..pipeline.archive import read_archive, restore_archive
+from ..pipeline.archive import read_archive, restore_archive, task_keys
 from .aggregate import timing_summary, write_dataset_outputs
 from .compare import write_comparison
 
@@ -121,10 +121,7 @@ def withhold_unfinished(run: Path, config: dict) -> dict[tuple[str, str], str]:
     for (base, method), planned in sorted(jobs.items()):
         present = [path for path, _ in planned if path.exists()]
         done = sum(
-            1
-            for path, keys in planned
-            if path.exists()
-            and {(e["method"], e["pid"], e["hkey"]) for e in read_json(path)["evaluations"]} == keys
+            1 for path, keys in planned if path.exists() and task_keys(read_json(path)) == keys
         )
         if present and done < len(planned):
             for path in present:

@@ -87,14 +87,23 @@ def run_scope(run: Path, label: str | None = None) -> list[str]:
     return [" ".join(lines), ""] if lines else []
 
 
-def in_progress_sentence(run: Path) -> list[str]:
-    """For a run archived before it finished: which method × data set pairs are withheld
-    (:func:`ufs.report.reproduction.withhold_unfinished`), with their jobs done."""
+def withheld(run: Path) -> dict[str, str]:
+    """``"data set/method"`` → ``"in progress (k of m jobs)"`` for the pairs of a run archived
+    before it finished (:func:`ufs.report.reproduction.withhold_unfinished`); empty for a
+    finished run."""
     path = run / "in_progress.json"
-    pending = json.loads(path.read_text()) if path.is_file() else {}
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def in_progress_sentence(run: Path) -> list[str]:
+    """For a run archived before it finished: which method × data set pairs are withheld,
+    with their jobs done (:func:`withheld`)."""
+    from .compare import IN_PROGRESS
+
+    pending = withheld(run)
     if not pending:
         return []
-    what = "; ".join(f"{k} {v.removeprefix('in progress ')}" for k, v in pending.items())
+    what = "; ".join(f"{k} {v.removeprefix(IN_PROGRESS + ' ')}" for k, v in pending.items())
     return [
         f"**Archived in progress**: {len(pending)} method × data set pairs are withheld until "
         f"all their jobs are done (a label-tuned best over part of a grid is not the "
@@ -194,8 +203,7 @@ def verdicts(root: Path) -> list[str]:
             text = versus_markdown(
                 versus_verdict(_tables(run), CLAIMS[paper], _restarts(run)), paper
             )
-        pending = run / "in_progress.json"
-        n_pending = len(json.loads(pending.read_text())) if pending.is_file() else 0
+        n_pending = len(withheld(run))
         if n_pending:
             text += (
                 f" *Provisional: the run was archived in progress ({n_pending} method × data "
