@@ -329,6 +329,29 @@ def test_paper_verdict_counts_best_and_ordering_by_hand():
     assert "*Not computed here*" in verdict_markdown(None, "golfs")
 
 
+def test_verdict_means_keep_counts_apart_and_skip_impossible_cells():
+    """A true-positive count (0..h) is not averaged with scores in [0, 1], and a published
+    cell no clustering can score adds no difference (GOLFS: TP@10 +1.19, Yale ACC 0.059)."""
+    from ufs.report.paper_verdicts import paper_verdict, verdict_markdown
+
+    rows = [
+        ["1", "s", "golfs", "tp", "10", 8.0, 10.0],
+        ["1", "s", "golfs", "tp", "30", 9.0, 10.0],
+        ["2", "s", "golfs", "acc", "mean", 0.50, 0.60],
+        ["4", "y", "golfs", "acc", "best", 0.05, 0.45],
+        ["2", "s", "mcfs", "acc", "mean", 0.40, 0.40],
+    ]
+    cmp = _cmp(rows)
+    cmp.loc[3, "agreement"] = "impossible as published"
+    own = paper_verdict(cmp, "golfs")["own"]
+    assert own["mean_difference"] == pytest.approx(0.10)  # the ACC cell alone
+    assert own["mean_tp_difference"] == pytest.approx(1.5)
+    assert own["impossible as published"] == 1
+    text = verdict_markdown(cmp, "golfs")
+    assert "mean difference ours − published +0.100" in text
+    assert "true-positive counts +1.50 on average" in text
+
+
 def test_reproduction_report_opens_with_the_five_verdicts(tmp_path, files):
     from ufs.cli import main
     from ufs.report.compare import write_comparison

@@ -77,6 +77,18 @@ def test_a_reproduction_is_reported_from_its_archive_alone(tmp_path, capsys, mon
     row = next(ln for ln in text.splitlines() if "| allaml | all_features | acc | all |" in ln)
     assert "in progress" not in row  # a finished method stays
 
+    # archived before Laplacian Score's first job: the run stopped before it, on a data set
+    # it reached, so the method is in progress (0 of 2 jobs), not "not run"
+    chunks[0].unlink()
+    none_yet = tmp_path / "none_yet" / "reproduction-dgufs.tar.xz"
+    write_archive(work / "results" / "dgufs", cfg, none_yet, note="stopped earlier")
+    out = tmp_path / "n.md"
+    assert main(["reproduction", "--archives", str(none_yet), "--out", str(out)]) == 0
+    text = out.read_text()
+    row = next(ln for ln in text.splitlines() if "| allaml | laplacian_score | acc | best |" in ln)
+    assert "in progress (0 of 2 jobs)" in row
+    assert "*Provisional: the run was archived in progress" in text
+
 
 ARCHIVES = sorted((REPO / "benchmarks" / "results").glob("reproduction-*.tar.xz"))
 REPORT = REPO / "docs" / "reproduction.md"

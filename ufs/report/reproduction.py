@@ -99,8 +99,10 @@ def withhold_unfinished(run: Path, config: dict) -> dict[tuple[str, str], str]:
     """A run archived before it finished: remove each method's evaluations on each data set
     where some of the method's planned jobs are missing (its label-tuned best would be a
     best over part of the grid, or over some replicates), and return (data set, method) →
-    ``"in progress (k of m jobs)"``. A method with no job done keeps the registries' reason
-    (network-only data, not run). A config without a plan here withholds nothing."""
+    ``"in progress (k of m jobs)"``. A planned method with no job done on a data set that
+    other methods of the run reached is in progress too (``0 of m``): the run stopped before
+    it. On a data set no job reached, the registries' reason stays (network-only data, not
+    run). A config without a plan here withholds nothing."""
     from collections import defaultdict
 
     from ..pipeline.config import ConfigError, build_plan
@@ -117,13 +119,14 @@ def withhold_unfinished(run: Path, config: dict) -> dict[tuple[str, str], str]:
             jobs[(inst.base, tasks[0].method)].append(
                 (run / "evaluations" / d / f"{chunk}.json", keys)
             )
+    started = {base for (base, _m), planned in jobs.items() if any(p.exists() for p, _ in planned)}
     pending: dict[tuple[str, str], str] = {}
     for (base, method), planned in sorted(jobs.items()):
         present = [path for path, _ in planned if path.exists()]
         done = sum(
             1 for path, keys in planned if path.exists() and task_keys(read_json(path)) == keys
         )
-        if present and done < len(planned):
+        if (present or base in started) and done < len(planned):
             for path in present:
                 path.unlink()
             pending[(base, method)] = f"{IN_PROGRESS} ({done} of {len(planned)} jobs)"
