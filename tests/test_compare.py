@@ -346,7 +346,7 @@ def test_verdict_means_keep_counts_apart_and_skip_impossible_cells():
     own = paper_verdict(cmp, "golfs")["own"]
     assert own["mean_difference"] == pytest.approx(0.10)  # the ACC cell alone
     assert own["mean_tp_difference"] == pytest.approx(1.5)
-    assert own["impossible as published"] == 1
+    assert own["impossible as published"] == 1 and own["computed"] == 4  # it still counts
     text = verdict_markdown(cmp, "golfs")
     assert "mean difference ours − published +0.100" in text
     assert "true-positive counts +1.50 on average" in text

@@ -320,13 +320,13 @@ def paper_verdict(cmp: pd.DataFrame, paper: str) -> dict[str, object]:
     status = cmp.get("agreement", pd.Series("", index=cmp.index))
 
     def cells(mask: pd.Series) -> dict[str, object]:
-        part = cmp[mask & (status != IMPOSSIBLE)]
+        part = cmp[mask & (status != IMPOSSIBLE)]  # the means only
         counts = part["metric"] == "tp"
         diff = part.loc[~counts, "difference"].dropna()
         tp_diff = part.loc[counts, "difference"].dropna()
         return {
             "published": int(mask.sum()),
-            "computed": int((~no_value(part["status"])).sum()),
+            "computed": int((~no_value(cmp.loc[mask, "status"])).sum()),
             AGREES: int((status[mask] == AGREES).sum()),
             DIFFERS: int((status[mask] == DIFFERS).sum()),
             IMPOSSIBLE: int((status[mask] == IMPOSSIBLE).sum()),
