@@ -63,12 +63,16 @@ def test_a_reproduction_is_reported_from_its_archive_alone(tmp_path, capsys, mon
     # withheld (a best over 4 of 5 settings is not the protocol), and the report says so
     chunks = sorted((work / "results" / "dgufs" / "evaluations" / "allaml").glob("laplacian*"))
     assert len(chunks) == 2
+
+    def report_of_run_as_it_is(name: str) -> str:
+        archive = tmp_path / name / "reproduction-dgufs.tar.xz"
+        write_archive(work / "results" / "dgufs", cfg, archive, note=f"a run in progress: {name}")
+        out = tmp_path / f"{name}.md"
+        assert main(["reproduction", "--archives", str(archive), "--out", str(out)]) == 0
+        return out.read_text()
+
     chunks[1].unlink()
-    partial = tmp_path / "partial" / "reproduction-dgufs.tar.xz"
-    write_archive(work / "results" / "dgufs", cfg, partial, note="a run in progress")
-    out = tmp_path / "p.md"
-    assert main(["reproduction", "--archives", str(partial), "--out", str(out)]) == 0
-    text = out.read_text()
+    text = report_of_run_as_it_is("partial")
     row = next(ln for ln in text.splitlines() if "| allaml | laplacian_score | acc | best |" in ln)
     assert "in progress (1 of 2 jobs)" in row and "| — |" in row
     assert "**Archived in progress**: 1 method × data set pairs are withheld" in text
@@ -80,11 +84,7 @@ def test_a_reproduction_is_reported_from_its_archive_alone(tmp_path, capsys, mon
     # archived before Laplacian Score's first job: the run stopped before it, on a data set
     # it reached, so the method is in progress (0 of 2 jobs), not "not run"
     chunks[0].unlink()
-    none_yet = tmp_path / "none_yet" / "reproduction-dgufs.tar.xz"
-    write_archive(work / "results" / "dgufs", cfg, none_yet, note="stopped earlier")
-    out = tmp_path / "n.md"
-    assert main(["reproduction", "--archives", str(none_yet), "--out", str(out)]) == 0
-    text = out.read_text()
+    text = report_of_run_as_it_is("none_yet")
     row = next(ln for ln in text.splitlines() if "| allaml | laplacian_score | acc | best |" in ln)
     assert "in progress (0 of 2 jobs)" in row
     assert "*Provisional: the run was archived in progress" in text

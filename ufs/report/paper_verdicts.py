@@ -330,8 +330,8 @@ def paper_verdict(cmp: pd.DataFrame, paper: str) -> dict[str, object]:
             AGREES: int((status[mask] == AGREES).sum()),
             DIFFERS: int((status[mask] == DIFFERS).sum()),
             IMPOSSIBLE: int((status[mask] == IMPOSSIBLE).sum()),
-            "mean_difference": float(diff.mean()) if len(diff) else float("nan"),
-            "mean_tp_difference": float(tp_diff.mean()) if len(tp_diff) else float("nan"),
+            "mean_difference": float(diff.mean()),  # NaN when there is none
+            "mean_tp_difference": float(tp_diff.mean()),
         }
 
     own = cmp["method"] == claim.proposed
@@ -357,7 +357,7 @@ def _cells_text(c: dict[str, object]) -> str:
     means = []
     if np.isfinite(c["mean_difference"]):
         means.append(f"mean difference ours − published {c['mean_difference']:+.3f}")
-    if np.isfinite(c.get("mean_tp_difference", float("nan"))):
+    if np.isfinite(c["mean_tp_difference"]):
         means.append(f"true-positive counts {c['mean_tp_difference']:+.2f} on average")
     if means:
         text += f" ({'; '.join(means)})"

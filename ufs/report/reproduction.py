@@ -119,15 +119,16 @@ def withhold_unfinished(run: Path, config: dict) -> dict[tuple[str, str], str]:
             jobs[(inst.base, tasks[0].method)].append(
                 (run / "evaluations" / d / f"{chunk}.json", keys)
             )
-    started = {base for (base, _m), planned in jobs.items() if any(p.exists() for p, _ in planned)}
+    present = {pair: [p for p, _ in planned if p.exists()] for pair, planned in jobs.items()}
+    started = {base for (base, _m), paths in present.items() if paths}
     pending: dict[tuple[str, str], str] = {}
     for (base, method), planned in sorted(jobs.items()):
-        present = [path for path, _ in planned if path.exists()]
+        there = present[(base, method)]
         done = sum(
-            1 for path, keys in planned if path.exists() and task_keys(read_json(path)) == keys
+            1 for path, keys in planned if path in there and task_keys(read_json(path)) == keys
         )
-        if (present or base in started) and done < len(planned):
-            for path in present:
+        if base in started and done < len(planned):
+            for path in there:
                 path.unlink()
             pending[(base, method)] = f"{IN_PROGRESS} ({done} of {len(planned)} jobs)"
     return pending
