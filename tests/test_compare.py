@@ -1,5 +1,7 @@
 """Ours-vs-published comparison: reductions (h, best, mean, all), flags, missing cells."""
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -452,6 +454,20 @@ def test_the_report_judges_a_figures_only_run(tmp_path):
     assert main(["reproduction", "--results", str(tmp_path / "results"), "--out", str(out)]) == 0
     verdict = next(ln for ln in out.read_text().splitlines() if ln.startswith("**spcafs**"))
     assert "No published cells (figures only)" in verdict and "**not supported**" in verdict
+
+    # archived in progress: a withheld baseline leaves this verdict final; a withheld pair
+    # of the proposed method or its reference makes it provisional
+    def verdict_with(pending: dict[str, str]) -> str:
+        (run / "in_progress.json").write_text(json.dumps(pending))
+        assert main(["reproduction", "--results", str(run.parent), "--out", str(out)]) == 0
+        return next(ln for ln in out.read_text().splitlines() if ln.startswith("**spcafs**"))
+
+    verdict = verdict_with({"x/dgufs": "in progress (0 of 1 jobs)"})
+    assert "Provisional" not in verdict and "the verdict is final" in verdict
+    assert "(`spcafs`, `spcafs_raw` and `all_features` on each data set)" in verdict
+    for pair in ("x/spcafs", "x/all_features", "x/spcafs_raw"):
+        verdict = verdict_with({"x/dgufs": "in progress (0 of 1 jobs)", pair: "in progress"})
+        assert "*Provisional: the run was archived in progress (1 method × data set" in verdict
 
 
 def test_a_fit_over_the_budget_is_said_not_dropped():

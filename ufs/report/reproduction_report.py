@@ -28,6 +28,7 @@ from ..pipeline.io import read_evaluations
 from .paper_verdicts import (
     CLAIMS,
     SENSITIVITY_CLAIMS,
+    Claim,
     sensitivity_markdown,
     sensitivity_verdict,
     verdict_markdown,
@@ -191,6 +192,37 @@ def _restarts(run: Path) -> int:
     return 20
 
 
+def verdict_reads(pending: dict[str, str], claim: Claim, versus: bool) -> list[str]:
+    """The withheld ``"data set/method"`` pairs (:func:`withheld`) that a verdict reads. A
+    claim over a reference (``versus``: figures only) reads the proposed method, its
+    declared variants and the reference; a claim checked on published cells reads them
+    all (the best competitor of each cell)."""
+    if not versus:
+        return list(pending)
+    used = {claim.proposed, claim.versus, *claim.variants}
+    return [k for k in pending if k.rsplit("/", 1)[-1] in used]
+
+
+def pending_sentence(pending: dict[str, str], claim: Claim, versus: bool) -> str:
+    """What a run archived in progress means for its verdict: provisional when a withheld
+    pair is one the verdict reads (:func:`verdict_reads`), final otherwise."""
+    if not pending:
+        return ""
+    read = verdict_reads(pending, claim, versus)
+    if read:
+        return (
+            f" *Provisional: the run was archived in progress ({len(read)} method × data "
+            "set pairs withheld that this verdict reads, its scope line below).*"
+        )
+    used = [f"`{m}`" for m in (claim.proposed, *claim.variants, claim.versus)]
+    used_text = ", ".join(used[:-1]) + f" and {used[-1]}"
+    return (
+        f" *The run was archived in progress ({len(pending)} method × data set pairs "
+        f"withheld, its scope line below), but every pair this verdict reads ({used_text} "
+        "on each data set) is complete: the verdict is final.*"
+    )
+
+
 def verdicts(root: Path) -> list[str]:
     """The report's opening: one verdict per seed paper (ufs.report.paper_verdicts), from
     the comparison table of its run under ``root`` where there is one."""
@@ -203,12 +235,8 @@ def verdicts(root: Path) -> list[str]:
             text = versus_markdown(
                 versus_verdict(_tables(run), CLAIMS[paper], _restarts(run)), paper
             )
-        n_pending = len(withheld(run))
-        if n_pending:
-            text += (
-                f" *Provisional: the run was archived in progress ({n_pending} method × data "
-                "set pairs withheld, its scope line below).*"
-            )
+        versus = cmp is None and bool(CLAIMS[paper].versus)
+        text += pending_sentence(withheld(run), CLAIMS[paper], versus)
         claim = SENSITIVITY_CLAIMS.get(paper)
         files = sorted((root / claim.run / "evaluations").glob("*/*.json")) if claim else []
         if files:
