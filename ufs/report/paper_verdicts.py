@@ -79,6 +79,12 @@ class Claim:
     almost_all: int = 0
     variants: tuple[str, ...] = ()
 
+    @property
+    def versus_reads(self) -> tuple[str, ...]:
+        """The methods a claim over a reference is judged on (:func:`versus_verdict`): the
+        proposed one, its variants, then the reference."""
+        return (self.proposed, *self.variants, self.versus)
+
 
 CLAIMS: dict[str, Claim] = {
     "kmeans_ufs": Claim(

@@ -199,8 +199,7 @@ def verdict_reads(pending: dict[str, str], claim: Claim, versus: bool) -> list[s
     all (the best competitor of each cell)."""
     if not versus:
         return list(pending)
-    used = {claim.proposed, claim.versus, *claim.variants}
-    return [k for k in pending if k.rsplit("/", 1)[-1] in used]
+    return [k for k in pending if k.rsplit("/", 1)[-1] in claim.versus_reads]
 
 
 def pending_sentence(pending: dict[str, str], claim: Claim, versus: bool) -> str:
@@ -214,7 +213,7 @@ def pending_sentence(pending: dict[str, str], claim: Claim, versus: bool) -> str
             f" *Provisional: the run was archived in progress ({len(read)} method × data "
             "set pairs withheld that this verdict reads, its scope line below).*"
         )
-    used = [f"`{m}`" for m in (claim.proposed, *claim.variants, claim.versus)]
+    used = [f"`{m}`" for m in claim.versus_reads]
     used_text = ", ".join(used[:-1]) + f" and {used[-1]}"
     return (
         f" *The run was archived in progress ({len(pending)} method × data set pairs "
@@ -231,11 +230,11 @@ def verdicts(root: Path) -> list[str]:
     for paper, cmp in cmps.items():
         text = verdict_markdown(cmp, paper)
         run = root / paper
-        if cmp is None and CLAIMS[paper].versus and list(run.glob("tables/*.csv")):
+        versus = cmp is None and bool(CLAIMS[paper].versus)
+        if versus and list(run.glob("tables/*.csv")):
             text = versus_markdown(
                 versus_verdict(_tables(run), CLAIMS[paper], _restarts(run)), paper
             )
-        versus = cmp is None and bool(CLAIMS[paper].versus)
         text += pending_sentence(withheld(run), CLAIMS[paper], versus)
         claim = SENSITIVITY_CLAIMS.get(paper)
         files = sorted((root / claim.run / "evaluations").glob("*/*.json")) if claim else []
