@@ -450,6 +450,34 @@ def test_plot_dataset_writes_pngs_and_pdfs(run, tmp_path):
     assert not list(tmp_path.glob(".*"))  # no temporary file left behind
 
 
+def test_a_laid_out_figure_is_drawn_once_per_file(tmp_path, monkeypatch):
+    """``tight_layout`` leaves a placeholder engine that made ``savefig`` draw the figure
+    twice per file (issue 39); the files are the same either way."""
+    from matplotlib.figure import Figure
+
+    plt = matplotlib.pyplot
+    draws = []
+    real = Figure.draw
+    monkeypatch.setattr(Figure, "draw", lambda self, r: (draws.append(1), real(self, r))[1])
+
+    def make():
+        fig, ax = plt.subplots(figsize=(3, 2))
+        ax.plot([1, 2, 3], [3, 1, 2], label="x")
+        ax.legend()
+        fig.tight_layout()
+        return fig
+
+    figures.save_figure(make(), tmp_path / "new.png", dpi=50)
+    assert len(draws) == 2  # the PNG and the PDF, once each
+    fig = make()
+    with plt.rc_context({"pdf.fonttype": 42}):  # as save_figure writes, engine left in place
+        fig.savefig(tmp_path / "old.png", dpi=50, format="png")
+        fig.savefig(tmp_path / "old.pdf", format="pdf", metadata={"CreationDate": None})
+    assert len(draws) == 6  # what the engine cost: a second draw per file
+    for ext in ("png", "pdf"):
+        assert (tmp_path / f"new.{ext}").read_bytes() == (tmp_path / f"old.{ext}").read_bytes()
+
+
 # -- critical-difference diagrams (ufs.report.rank_report) ----------------------------------------
 
 

@@ -834,3 +834,22 @@ def test_a_chance_reference_is_one_run_per_h_with_the_tables_pooled_numbers(tmp_
     # a second pass logs nothing again (the pooled run's result hash is stable)
     counts = tracking.log_evaluations(uri, "e", [path], tmp_path / "r.json", **kw)
     assert counts["logged"] == 0 and counts["skipped"] == 4
+
+
+def test_a_local_store_commits_without_waiting_for_the_disk(tmp_path):
+    """Issue 39: the store's connections run ``PRAGMA synchronous = OFF`` (a run's ~1 000
+    commits no longer wait for fsync); another SQLite database keeps SQLite's default."""
+    from sqlalchemy import create_engine
+
+    from ufs.tracking.client import _client
+
+    db = tmp_path / "mlflow.db"
+    client = _client(f"sqlite:///{db}")
+    client.search_experiments()  # the store exists now
+    engine = client._tracking_client.store.engine
+    engine.dispose()
+    with engine.connect() as con:
+        assert con.exec_driver_sql("PRAGMA synchronous").scalar() == 0
+    other = create_engine(f"sqlite:///{tmp_path / 'other.db'}")
+    with other.connect() as con:
+        assert con.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL

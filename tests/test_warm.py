@@ -1,8 +1,8 @@
 """Warm workers (issue 39, ``workflow/scripts/_warm.py``): a job's script runs in a process
 forked from a server that has the libraries imported, and behaves as if it ran in the
 client Snakemake started: its streams, directory, environment, exit code, traceback; it
-dies with its client; the server never holds the project's code; the compute record counts
-the child's CPU. The workflow tests run with warm workers on (the default) and compare
+dies with its client; the server holds the project's code of the client's checkout, as its
+files are (an edit gets another server); the compute record counts the child's CPU. The workflow tests run with warm workers on (the default) and compare
 their results with fixed references, and ``test_workflow`` runs a slice cold as well."""
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ import _warm
 _warm.delegate({config!r}, {log!r})
 print(json.dumps({{"pid": os.getpid(), "cwd": os.getcwd(), "probe": os.environ.get("PROBE"),
                   "ufs_before": FIRST, "preloaded": PRELOADED, "argv": sys.argv[1:],
+                  "ufs_file": getattr(sys.modules.get("ufs"), "__file__", None),
+                  "value": getattr(sys.modules.get("ufs"), "VALUE", None),
+                  "set_at_import": os.environ.get("SET_AT_IMPORT"),
                   "child": os.environ.get("UFS_WARM_CHILD"), "umask": os.umask(0),
                   "cpus": sorted(os.sched_getaffinity(0)),
                   "tmp": __import__("tempfile").gettempdir(),
@@ -97,7 +100,9 @@ def test_a_job_runs_in_a_warm_child_as_in_its_own_process(tmp_path, sockets):
     assert code == 3, err
     rec = json.loads(out.splitlines()[0])
     assert rec["pid"] != pid  # the script ran in another process
-    assert rec["preloaded"] and rec["ufs_before"] == []  # libraries warm, project code fresh
+    # libraries and the project warm: the project from the checkout the client imports
+    assert rec["preloaded"] and "ufs.methods" in rec["ufs_before"]
+    assert rec["ufs_file"] == str(ROOT / "ufs" / "__init__.py")
     assert rec["cwd"] == str(tmp_path) and rec["probe"] == "x" and rec["argv"] == ["arg1"]
     assert rec["child"] == "1"
     # collection on, the server's objects frozen: a collection in the child does not copy
@@ -116,7 +121,72 @@ def test_a_job_runs_in_a_warm_child_as_in_its_own_process(tmp_path, sockets):
     assert rec2["tmp"] != str(tmp_path)  # its own TMPDIR, not the server's
     stats = _warm.request("stats", next(sockets.glob("*.sock")))
     assert stats["jobs"] == 2
-    assert not any(m == "ufs" or m.startswith("ufs.") for m in stats["modules"])
+    assert set(_warm.PROJECT_PRELOAD) <= set(stats["modules"])
+
+
+def _fake_project(tmp_path, init: str, broken: bool = False) -> Path:
+    """A package ``ufs`` with the modules the server preloads; ``broken``: one raises."""
+    site = tmp_path / "proj"
+    for name in ("ufs", *_warm.PROJECT_PRELOAD):
+        parts = name.split(".")
+        for i in range(1, len(parts)):  # the packages on the way
+            pkg = site.joinpath(*parts[:i], "__init__.py")
+            pkg.parent.mkdir(parents=True, exist_ok=True)
+            if not pkg.exists():
+                pkg.write_text("")
+        leaf = (
+            site.joinpath(*parts, "__init__.py")
+            if name == "ufs"
+            else site.joinpath(*parts[:-1], parts[-1] + ".py")
+        )
+        leaf.parent.mkdir(parents=True, exist_ok=True)
+        leaf.write_text(init if name == "ufs" else "")
+    if broken:
+        (site / "ufs" / "evaluation.py").write_text("raise RuntimeError('half-edited')\n")
+    return site
+
+
+def test_an_edited_project_module_is_the_one_that_runs(tmp_path, sockets):
+    """The server preloads the project from the client's checkout; an edit changes the
+    project's stamp, hence the server: the next job runs the edited code."""
+    site = _fake_project(tmp_path, "VALUE = 1\n")
+    _, code, out, err = _run(tmp_path, sockets, PYTHONPATH=str(site))
+    rec = json.loads(out.splitlines()[0])
+    assert code == 0, err
+    assert rec["value"] == 1 and rec["ufs_file"] == str(site / "ufs" / "__init__.py")
+    assert "ufs.evaluation" in rec["ufs_before"]  # preloaded, not imported by the job
+    init = site / "ufs" / "__init__.py"
+    before = init.stat().st_mtime_ns
+    init.write_text("VALUE = 2\n")  # same size: the modification time tells
+    os.utime(init, ns=(before + 10**9, before + 10**9))
+    _, code, out, err = _run(tmp_path, sockets, PYTHONPATH=str(site))
+    assert code == 0, err
+    assert json.loads(out.splitlines()[0])["value"] == 2
+    assert len(list(sockets.glob("*.sock"))) == 2  # the edit got a server of its own
+
+
+def test_what_the_projects_import_sets_in_the_environment_is_set_in_each_child(tmp_path, sockets):
+    """``os.environ.setdefault`` at import (as ``ufs.tracking.client`` sets MLflow's
+    defaults): the child takes its client's environment, then the import's defaults."""
+    site = _fake_project(tmp_path, "import os\nos.environ.setdefault('SET_AT_IMPORT', 'x')\n")
+    _, code, out, err = _run(tmp_path, sockets, PYTHONPATH=str(site))
+    assert code == 0, err
+    rec = json.loads(out.splitlines()[0])
+    assert "ufs.evaluation" in rec["ufs_before"] and rec["set_at_import"] == "x"
+    _, code, out, err = _run(tmp_path, sockets, PYTHONPATH=str(site), SET_AT_IMPORT="mine")
+    assert code == 0 and json.loads(out.splitlines()[0])["set_at_import"] == "mine"
+
+
+def test_a_project_that_fails_to_import_is_left_to_the_children(tmp_path, sockets):
+    """A half-edited module: the server holds no project code, and the job imports it
+    itself (and meets the error itself, in its own log, when it needs that module)."""
+    site = _fake_project(tmp_path, "VALUE = 1\n", broken=True)
+    pid, code, out, err = _run(tmp_path, sockets, PYTHONPATH=str(site))
+    rec = json.loads(out.splitlines()[0])
+    assert code == 0 and rec["pid"] != pid, err  # warm, all the same
+    assert rec["ufs_before"] == []
+    log = next(sockets.glob("*.log")).read_text()
+    assert "project not preloaded (RuntimeError: half-edited)" in log
 
 
 def test_an_exception_prints_its_traceback_and_exits_1(tmp_path, sockets):
@@ -235,6 +305,10 @@ def test_what_a_child_cannot_undo_needs_another_server(monkeypatch):
     with monkeypatch.context() as m:
         m.setattr(_warm.resource, "getrlimit", lambda r: (1 << 30, 1 << 30))  # ulimit -v
         assert _warm.server_key() != plain
+    with monkeypatch.context() as m:  # the project's, read when it is imported
+        m.setenv("UFS_DATA_CACHE", "/elsewhere")
+        assert _warm.server_key() != plain
+    assert _warm.server_key(("/a/ufs", "stamp1")) != _warm.server_key(("/a/ufs", "stamp2"))
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:///x.db")  # read when used
     assert _warm.server_key() == plain
 

@@ -308,10 +308,16 @@ def save_figure(fig, path: str | Path, dpi: int = PAPER_DPI, *, vector: bool = T
     carries no creation date. The per-data-set figures are laid out by ``tight_layout``
     before they are saved, so the canvas is written as it is: ``bbox_inches="tight"``
     would render the figure once more to measure it (~30 % of a data set's aggregation
-    job, issue 15); the CD diagrams pass it."""
+    job, issue 15); the CD diagrams pass it. ``tight_layout`` leaves a placeholder layout
+    engine behind, which makes every ``savefig`` draw the figure once more before it
+    writes (to lay it out, though a placeholder lays out nothing): it is removed first,
+    which leaves the files as they were and saves ~20 % of the figures' CPU (issue 39)."""
     import matplotlib.pyplot as plt
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
     path = Path(path)
+    if isinstance(fig.get_layout_engine(), PlaceHolderLayoutEngine):
+        fig.set_layout_engine(None)
     write_with(path, lambda p: fig.savefig(p, dpi=dpi, format="png", **kw))
     if vector:
         with plt.rc_context({"pdf.fonttype": 42}):
