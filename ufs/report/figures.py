@@ -311,7 +311,8 @@ def save_figure(fig, path: str | Path, dpi: int = PAPER_DPI, *, vector: bool = T
     job, issue 15); the CD diagrams pass it. ``tight_layout`` leaves a placeholder layout
     engine behind, which makes every ``savefig`` draw the figure once more before it
     writes (to lay it out, though a placeholder lays out nothing): it is removed first,
-    which leaves the files as they were and saves ~20 % of the figures' CPU (issue 39)."""
+    which leaves the files as they were and saves ~15 % of the figures' CPU (issue 39:
+    5.6 -> 4.7 CPU-s for digits' four figures)."""
     import matplotlib.pyplot as plt
     from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
