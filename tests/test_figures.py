@@ -453,9 +453,9 @@ def test_plot_dataset_writes_pngs_and_pdfs(run, tmp_path):
 def test_a_laid_out_figure_is_drawn_once_per_file(tmp_path, monkeypatch):
     """``tight_layout`` leaves a placeholder engine that made ``savefig`` draw the figure
     twice per file (issue 39); the files are the same either way."""
+    import matplotlib.pyplot as plt
     from matplotlib.figure import Figure
 
-    plt = matplotlib.pyplot
     draws = []
     real = Figure.draw
     monkeypatch.setattr(Figure, "draw", lambda self, r: (draws.append(1), real(self, r))[1])
