@@ -54,6 +54,14 @@ rule all:
     default_target: True
 
 
+# A local run needs no job rate limit: Snakemake's default one (100 jobs/s) re-runs the
+# scheduler once a second per finished job until the end (ufs.pipeline.scheduling, issue 39).
+onstart:
+    import ufs.pipeline.scheduling
+
+    ufs.pipeline.scheduling.drop_local_rate_limit(workflow)
+
+
 # Solver failures (fits that did not converge or diverged) are repeated at the end of a
 # successful run: the summary job writes them to fit_status.json (ufs.report.aggregate).
 onsuccess:
