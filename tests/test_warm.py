@@ -177,6 +177,21 @@ def test_what_the_projects_import_sets_in_the_environment_is_set_in_each_child(t
     assert code == 0 and json.loads(out.splitlines()[0])["set_at_import"] == "mine"
 
 
+def test_a_default_the_first_client_had_set_still_reaches_the_next_child(tmp_path, sockets):
+    """The server is started by a client that has the variable already (so its import
+    set nothing); a later client without it gets the import's default all the same, as a
+    cold import would give it: the project is imported with the key's variables only."""
+    site = _fake_project(tmp_path, "import os\nos.environ.setdefault('SET_AT_IMPORT', 'x')\n")
+    _, code, out, err = _run(tmp_path, sockets, PYTHONPATH=str(site), SET_AT_IMPORT="mine")
+    assert code == 0, err
+    rec = json.loads(out.splitlines()[0])
+    assert "ufs.evaluation" in rec["ufs_before"] and rec["set_at_import"] == "mine"
+    _, code, out, err = _run(tmp_path, sockets, PYTHONPATH=str(site))
+    assert code == 0, err
+    assert json.loads(out.splitlines()[0])["set_at_import"] == "x"
+    assert len(list(sockets.glob("*.sock"))) == 1  # the same server
+
+
 def test_a_project_that_fails_to_import_is_left_to_the_children(tmp_path, sockets):
     """A half-edited module: the server holds no project code, and the job imports it
     itself (and meets the error itself, in its own log, when it needs that module)."""

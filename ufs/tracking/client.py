@@ -23,15 +23,11 @@ MLFLOW_ENV_DEFAULTS = {
 }
 
 
-def _mlflow_env_defaults() -> None:
-    """Set :data:`MLFLOW_ENV_DEFAULTS` (``setdefault``): at import, and again by every
-    :func:`_client`, since a process forked from a warm server (whose import set them)
-    gets its client's environment instead (``workflow/scripts/_warm.py``)."""
-    for name, value in MLFLOW_ENV_DEFAULTS.items():
-        os.environ.setdefault(name, value)
-
-
-_mlflow_env_defaults()
+# At import, as defaults (``setdefault``). A job forked from a warm server gets them the
+# same way: the server records what the project's import sets and each child sets it again
+# on its client's environment (``workflow/scripts/_warm.py``, ``_PROJECT_ENV``).
+for _name, _value in MLFLOW_ENV_DEFAULTS.items():
+    os.environ.setdefault(_name, _value)
 
 
 #: experiment tag naming the store (see the module docstring)
@@ -115,7 +111,6 @@ def _client(uri: str):
     3.6 CPU-s), while it holds one of the run's cores."""
     from mlflow.tracking import MlflowClient
 
-    _mlflow_env_defaults()
     db = _sqlite_path(uri)
     if db is not None:
         from sqlalchemy import event

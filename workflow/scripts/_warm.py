@@ -121,8 +121,9 @@ _IMPORT_ENV = (
     "UFS_",  # the project's, read at import (``UFS_DATA_CACHE``)
     "HOME",  # ``~`` expanded at import
 )
-#: what importing the project added to the server's environment (``os.environ.setdefault``
-#: at import): set again, the same way, in each child, whose environment is its client's
+#: what importing the project sets in an environment of the key's variables only
+#: (``os.environ.setdefault`` at import): set again, the same way, in each child, whose
+#: environment is its client's (:func:`preload_project`)
 _PROJECT_ENV: dict[str, str] = {}
 #: resource limits a child inherits from the server (``ulimit``): part of the key
 _RLIMITS = tuple(
@@ -518,12 +519,21 @@ def preload_project(root: str, stamp: str) -> str:
     ``sys.path``) and fill the method registry's caches of source digests; what happened,
     in a sentence for the server's log. Nothing stays imported when an import fails or
     when the folder's files no longer match ``stamp`` afterwards (an edit while importing):
-    the children then import the project fresh."""
+    the children then import the project fresh.
+
+    The project is imported with only the variables of the server's key in the environment
+    (:data:`_IMPORT_ENV`: the others differ from client to client), so every variable its
+    import sets is recorded (:data:`_PROJECT_ENV`), also one this server's first client
+    happened to have: each child then sets them as a cold import of the project would, on
+    its client's environment."""
     import importlib
     import importlib.util
 
     init = os.path.join(root, "__init__.py")
     before = dict(os.environ)
+    keyed = {k: v for k, v in before.items() if k.startswith(_IMPORT_ENV)}
+    os.environ.clear()
+    os.environ.update(keyed)
     try:
         spec = importlib.util.spec_from_file_location(
             PROJECT, init, submodule_search_locations=[root]
@@ -540,10 +550,14 @@ def preload_project(root: str, stamp: str) -> str:
     except Exception as exc:  # noqa: BLE001 - the children will meet it and report it
         _drop_project()
         return f"project not preloaded ({type(exc).__name__}: {exc}); children import it"
+    finally:
+        set_at_import = {k: v for k, v in os.environ.items() if keyed.get(k) != v}
+        os.environ.clear()
+        os.environ.update(before)
     if _tree_digest(root) != stamp:
         _drop_project()
         return "project changed while it was imported; children import it"
-    _PROJECT_ENV.update({k: v for k, v in os.environ.items() if before.get(k) != v})
+    _PROJECT_ENV.update(set_at_import)
     return f"project preloaded from {root}"
 
 
