@@ -59,7 +59,8 @@ rule all:
 onstart:
     import ufs.pipeline.scheduling
 
-    ufs.pipeline.scheduling.drop_local_rate_limit(workflow)
+    if ufs.pipeline.scheduling.drop_local_rate_limit(workflow):
+        logger.debug("local run: Snakemake's default job rate limiter removed")
 
 
 # Solver failures (fits that did not converge or diverged) are repeated at the end of a
