@@ -18,6 +18,7 @@ from ufs.pipeline.archive import (
     MANIFEST,
     ArchiveError,
     archive_members,
+    describe_commits,
     read_archive,
     restore_archive,
     write_archive,
@@ -55,6 +56,31 @@ def test_manifest_lists_every_member_with_its_checksum(run):
         assert data == (run["results"] / name).read_bytes()
     # tables and figures are rebuilt, not archived
     assert not any(m.startswith("tables/") for m in members)
+
+
+def test_manifest_says_which_commits_computed_the_results(tmp_path, capsys):
+    """``commit`` is the code that wrote the archive; ``computed_at`` counts the commits the
+    evaluations record (a run continued across commits, or made in another checkout)."""
+    results, config, _ = make_results(tmp_path)
+    files = sorted((results / "evaluations").glob("*/*.json"))
+    a, b = "a" * 40, "b" * 40 + "-dirty"
+    for i, f in enumerate(files[:2]):
+        doc = json.loads(f.read_text())
+        for j, ev in enumerate(doc["evaluations"]):
+            ev["git_commit"] = a if (i, j) != (1, 0) else b
+        f.write_text(json.dumps(doc))
+    n = [len(json.loads(f.read_text())["evaluations"]) for f in files]
+    out = tmp_path / "a.tar.xz"
+    assert main(["benchmark-archive", "--results", str(results), "--config", str(config),
+                 "--out", str(out)]) == 0  # fmt: skip
+    manifest, _ = read_archive(out)
+    assert manifest["computed_at"] == {"": n[2], a: n[0] + n[1] - 1, b: 1}
+    assert manifest["commit"] not in (a, b)
+    said = capsys.readouterr().out
+    assert f"results computed at {'a' * 12} ({n[0] + n[1] - 1} evaluations)" in said
+    assert f"{'b' * 12}-dirty (1)" in said and f"unknown ({n[2]})" in said
+    assert describe_commits({}) == "no evaluations"
+    assert describe_commits({a: 1}) == f"{'a' * 12} (1 evaluation)"
 
 
 def test_archive_bytes_depend_only_on_the_members(run):

@@ -237,7 +237,7 @@ def _benchmark_report(args: argparse.Namespace) -> int:
 def _benchmark_archive(args: argparse.Namespace) -> int:
     """Archive a benchmark run's evaluations, benchmark files and data records (issue 28)."""
     from .fileio import DamagedFileError
-    from .pipeline.archive import ArchiveError, write_archive
+    from .pipeline.archive import ArchiveError, describe_commits, write_archive
 
     try:
         manifest = write_archive(
@@ -254,7 +254,8 @@ def _benchmark_archive(args: argparse.Namespace) -> int:
     print(
         f"wrote {args.out}: {c['evaluations']} evaluations of {c['datasets']} data sets, "
         f"{c['benchmark_files']} benchmark files, {c['data_records']} data records "
-        f"(commit {manifest['commit'][:12] or 'unknown'})"
+        f"(written at commit {manifest['commit'][:12] or 'unknown'}; results computed at "
+        f"{describe_commits(manifest['computed_at'])})"
     )
     return 0
 

@@ -3,9 +3,12 @@ run's source of truth, and its restoration on a fresh machine.
 
 An archive (``benchmarks/results/<run>.tar.xz``) holds
 
-* ``MANIFEST.json``: the archive format, the commit the archive was made at, the config
-  the run was made with (its text and sha256), the per-fit budget, a note on how the run
-  was made, counts, and the sha256 of every other member;
+* ``MANIFEST.json``: the archive format, the commit of the code that wrote the archive
+  (``commit``), the commits the results were computed at (``computed_at``: every
+  evaluation's ``git_commit``, with how many evaluations each computed; they differ from
+  ``commit`` when a run was made in another checkout or continued across commits), the
+  config the run was made with (its text and sha256), the per-fit budget, a note on how
+  the run was made, counts, and the sha256 of every other member;
 * ``evaluations/<dataset>/<chunk>.json``: the per-fit evaluations (per-restart metrics,
   selected features, fit facts) — each records its *lineage*, the workflow's key of the
   data, fit tasks, code, budget and evaluation settings it was made with;
@@ -47,6 +50,8 @@ __all__ = [
     "MANIFEST",
     "ArchiveError",
     "archive_members",
+    "computed_at",
+    "describe_commits",
     "write_archive",
     "read_archive",
     "restore_archive",
@@ -104,6 +109,30 @@ def _counts(members: Iterable[str]) -> dict[str, int]:
     }
 
 
+def computed_at(blobs: dict[str, bytes]) -> dict[str, int]:
+    """Commit → number of evaluations computed at it, from the ``git_commit`` every
+    evaluation records (the fit job's checkout, ``-dirty`` when tracked files differed;
+    ``""``: not in a git checkout, or an evaluation older than the field)."""
+    out: dict[str, int] = {}
+    for name in sorted(blobs):
+        if name.startswith("evaluations/") and name.endswith(".json"):
+            for ev in json.loads(blobs[name]).get("evaluations", []):
+                sha = str(ev.get("git_commit") or "")
+                out[sha] = out.get(sha, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def describe_commits(counts: dict[str, int]) -> str:
+    """``computed_at`` as a phrase: ``"3d3243e1a2b4 (57 evaluations), 8501a2e0c9d1 (3)"``
+    (short commits, most evaluations first; ``unknown`` for evaluations without one)."""
+    if not counts:
+        return "no evaluations"
+    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    parts = [f"{(sha[:12] + sha[40:]) if sha else 'unknown'} ({n})" for sha, n in items]
+    parts[0] = parts[0][:-1] + (" evaluations)" if items[0][1] != 1 else " evaluation)")
+    return ", ".join(parts)
+
+
 def config_text(paths: Sequence[str | Path]) -> tuple[str, str]:
     """(label, YAML text) of the config a run was made with: one file as it is; several
     (``--configfile base overlay``) merged as Snakemake merges them
@@ -136,7 +165,8 @@ def write_archive(
     ``note`` (how the run was made: overlays, slices; shown by the report); several
     config files (a base and overlays) are stored merged (:func:`config_text`). Every
     evaluation is read first (:func:`ufs.fileio.read_json` verifies its checksum), so a
-    damaged one stops the archive. ``commit``: default the checkout's. ``input_scaling``:
+    damaged one stops the archive. ``commit``: the code that writes the archive, default
+    the checkout's (the results' own commits are ``computed_at``, :func:`computed_at`). ``input_scaling``:
     the folder of the input-scaling runs (``<dir>/<space>/tables/*.csv``), whose tables
     the report compares; archived as ``input_scaling/<space>/tables/*.csv``.
     ``config_label``: the config's name in the manifest (default: its file names). Returns
@@ -161,6 +191,7 @@ def write_archive(
     manifest = {
         "format": ARCHIVE_FORMAT,
         "commit": git_commit() if commit is None else commit,
+        "computed_at": computed_at(blobs),
         "config": {
             "path": config_label or label,
             "sha256": _sha256(text.encode()),
