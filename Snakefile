@@ -55,12 +55,18 @@ rule all:
 
 
 # A local run needs no job rate limit: Snakemake's default one (100 jobs/s) re-runs the
-# scheduler once a second per finished job until the end (ufs.pipeline.scheduling, issue 39).
+# scheduler once a second per finished job until the end; and its script jobs go to warm
+# workers from this process, not through a Python process each (ufs.pipeline.scheduling,
+# issue 39).
 onstart:
     import ufs.pipeline.scheduling
 
     if ufs.pipeline.scheduling.drop_local_rate_limit(workflow):
         logger.debug("local run: Snakemake's default job rate limiter removed")
+    if ufs.pipeline.scheduling.dispatch_to_warm_workers(
+        workflow, config, f"{workflow.basedir}/workflow/scripts/_warm.py"
+    ):
+        logger.debug("local run: script jobs handed to warm workers from Snakemake's process")
 
 
 # Solver failures (fits that did not converge or diverged) are repeated at the end of a

@@ -15,7 +15,10 @@ a fresh output directory, inside a small wrapper process that reports, when Snak
 With warm workers (``jobs.warm_workers``, on by default: ``workflow/scripts/_warm.py``) a
 job's work runs in a process forked from a server, not a child of Snakemake: the run gets
 a server of its own (``UFS_WARM_DIR`` in the work folder), which is asked at the end for
-its own CPU (the imports, once) and its children's, both added to ``jobs_cpu``.
+its own CPU (the imports, once) and its children's, both added to ``jobs_cpu``. On a local
+run Snakemake's own process hands the jobs over (``_warm.install_dispatch``), so what the
+per-job client processes cost before is now (much less) CPU of Snakemake's process: compare
+runs by the share *with* Snakemake's process, which counts both.
 
 From the run's evaluation files: ``method`` = the fits' own CPU time (``est.fit``) plus
 the kNN graphs a fit job builds itself (a graph is a step of the methods that use it;
@@ -129,6 +132,20 @@ def _warm_server_cpu(sockets: Path) -> dict[str, float]:
     return out
 
 
+def _hand_overs(out: Path) -> dict[str, float]:
+    """Jobs run in warm workers per client (``workflow/scripts/_warm.py``: ``process``, a
+    Python process Snakemake started; ``snakemake``, Snakemake's own process) and the CPU
+    seconds the clients spent handing them over, from the jobs' ``.warm.json`` records
+    (Snakemake's own hand-overs are part of ``scheduler_cpu``)."""
+    out_counts: dict[str, float] = collections.defaultdict(float)
+    for path in glob.glob(str(out / "logs" / "**" / "*.warm.json"), recursive=True):
+        rec = json.loads(Path(path).read_text())
+        client = rec.get("client", "process")
+        out_counts[f"{client}_jobs"] += 1
+        out_counts[f"{client}_cpu"] += rec.get("client_cpu_seconds", 0.0)
+    return dict(sorted(out_counts.items()))
+
+
 def _jobs_per_rule(log: str) -> dict[str, int]:
     """Jobs per rule from Snakemake's log: its "Finished jobid: N (Rule: name)" lines (a
     job's start is printed as its rule's ``message:`` when the rule has one)."""
@@ -169,6 +186,7 @@ def run(cores: int, configfile: str | None, workdir: Path, extra: list[str]) -> 
         **usage,
         **work,
         "cpu_per_rule": _cpu_per_rule(out),
+        "hand_overs": _hand_overs(out),
         "outside_share_jobs": 1.0 - useful / usage["jobs_cpu"],
         "outside_share_all": 1.0 - useful / (usage["jobs_cpu"] + usage["scheduler_cpu"]),
         "load_before": load_before,
@@ -235,6 +253,14 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  of which in warm workers: {w['jobs']} jobs, {w['children_cpu_seconds']:.1f} s; "
             f"the server's imports {w['cpu_seconds']:.1f} s"
+        )
+    h = r["hand_overs"]
+    if h:
+        print(
+            "  handed over by a process per job: "
+            f"{h.get('process_jobs', 0):.0f} jobs ({h.get('process_cpu', 0.0):.1f} CPU-s in those "
+            f"processes); by Snakemake's own process: {h.get('snakemake_jobs', 0):.0f} jobs "
+            f"({h.get('snakemake_cpu', 0.0):.1f} CPU-s of its threads, in its CPU above)"
         )
     print(
         "job CPU per rule (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["cpu_per_rule"].items())

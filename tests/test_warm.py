@@ -379,3 +379,134 @@ def test_a_workflow_run_gives_the_same_results_warm_and_cold(tmp_path):
         pd.testing.assert_frame_equal(cold[0][name], warm[0][name])
     assert cold[1] == warm[1] and len(cold[1]) >= 5
     assert not cold[2] and any("fit" in p.parts for p in warm[2])
+    # handed over by Snakemake's own process (install_dispatch), not a process per job
+    assert {json.loads(p.read_text())["client"] for p in warm[2]} == {"snakemake"}
+
+
+# -- Snakemake hands script jobs to warm workers itself (install_dispatch) ------------------
+
+TOY_SNAKEFILE = """
+import ufs.pipeline.scheduling
+
+onstart:
+    ufs.pipeline.scheduling.dispatch_to_warm_workers(workflow, config, {warm!r})
+
+rule all:
+    input: "a.json", "b.json"
+
+rule job:
+    output: "{{name}}.json"
+    log: "logs/{{name}}.log"
+    benchmark: "benchmarks/{{name}}.tsv"
+    threads: lambda w: 2 if w.name == "b" else 1
+    script: "job.py"
+"""
+
+TOY_SCRIPT = """
+import json, os, sys, time
+P0 = sys.path[0]
+sys.path.insert(0, {scripts!r})
+import _warm
+_warm.delegate(snakemake.config, snakemake.log[0])
+if os.environ.get("PIDFILE") and snakemake.wildcards.name == "a":
+    open(os.environ["PIDFILE"], "w").write(str(os.getpid()))
+    time.sleep(60)
+if os.environ.get("RAISE") and snakemake.wildcards.name == "b":
+    raise ValueError("job b failed here")
+json.dump({{"pid": os.getpid(), "child": os.environ.get("UFS_WARM_CHILD"),
+           "threads": os.environ.get("OMP_NUM_THREADS"), "argv": sys.argv,
+           "cwd": os.getcwd(), "path0": P0, "umask": os.umask(0),
+           "ufs_preloaded": "ufs.methods" in sys.modules}}, open(snakemake.output[0], "w"))
+"""
+
+
+def _toy(tmp_path, sockets, **env):
+    wd = tmp_path / "toy"
+    wd.mkdir()
+    (wd / "Snakefile").write_text(TOY_SNAKEFILE.format(warm=str(SCRIPTS / "_warm.py")))
+    (wd / "job.py").write_text(TOY_SCRIPT.format(scripts=str(SCRIPTS)))
+    full = {**os.environ, "UFS_WARM_DIR": str(sockets), **env}
+    full.pop("SLURM_JOB_ID", None)
+    if "UFS_WARM_WORKERS" not in env:
+        full.pop("UFS_WARM_WORKERS", None)
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "-d", str(wd), "-s"]
+    return wd, cmd + [str(wd / "Snakefile")], full
+
+
+def test_snakemake_hands_script_jobs_to_warm_workers_itself(tmp_path, sockets):
+    """No Python process per job: the job runs in a warm child started from Snakemake's
+    own process, as ``python <script>`` would run it (directory, thread variables, argv,
+    sys.path, umask); its record says so; its benchmark file has the wall time."""
+    wd, cmd, env = _toy(tmp_path, sockets)
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for name, threads in (("a", "1"), ("b", "2")):
+        rec = json.loads((wd / f"{name}.json").read_text())
+        assert rec["child"] == "1" and rec["threads"] == threads and rec["ufs_preloaded"]
+        assert rec["cwd"] == str(wd) and rec["umask"] == 0o022
+        script = Path(rec["argv"][0])
+        assert len(rec["argv"]) == 1 and script.parent == wd / ".snakemake" / "scripts"
+        assert rec["path0"] == str(script.parent)
+        side = json.loads((wd / "logs" / f"{name}.warm.json").read_text())
+        assert side["client"] == "snakemake" and side["pid"] == rec["pid"]
+        assert 0 <= side["client_cpu_seconds"] < 0.5
+        bench = pd.read_csv(wd / "benchmarks" / f"{name}.tsv", sep="\t")
+        assert bench["s"].iloc[0] > 0 and pd.isna(bench["cpu_time"].iloc[0])
+    assert "unable to collect" not in proc.stderr
+
+
+def test_with_warm_workers_off_snakemake_runs_each_job_itself(tmp_path, sockets):
+    wd, cmd, env = _toy(tmp_path, sockets, UFS_WARM_WORKERS="0")
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads((wd / "a.json").read_text())["child"] is None
+    assert not list((wd / "logs").glob("*.warm.json"))
+
+
+def test_a_dispatched_job_that_fails_fails_its_rule(tmp_path, sockets):
+    wd, cmd, env = _toy(tmp_path, sockets, RAISE="1")
+    proc = subprocess.run(cmd + ["--keep-going"], env=env, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    assert proc.returncode != 0
+    assert "ValueError: job b failed here" in proc.stderr
+    assert "returned non-zero exit status 1" in proc.stderr
+    assert (wd / "a.json").exists() and not (wd / "b.json").exists()
+
+
+def test_stopping_snakemake_stops_its_dispatched_jobs(tmp_path, sockets):
+    """Ctrl-C: Snakemake cancels its jobs, and a dispatched job (not in Snakemake's process
+    group, so not reached by the terminal's SIGINT) is stopped with them."""
+    pidfile = tmp_path / "pid"
+    wd, cmd, env = _toy(tmp_path, sockets, PIDFILE=str(pidfile))
+    with open(tmp_path / "snakemake.txt", "w") as out:
+        snake = subprocess.Popen(cmd, env=env, stdout=out, stderr=out, start_new_session=True)
+    said = lambda: (tmp_path / "snakemake.txt").read_text()[-3000:]  # noqa: E731
+    deadline = time.time() + 120
+    while not pidfile.exists() or not pidfile.read_text():
+        assert time.time() < deadline and snake.poll() is None, said()
+        time.sleep(0.05)
+    child = int(pidfile.read_text())
+    snake.send_signal(signal.SIGINT)
+    deadline = time.time() + 45  # the job itself would sleep 60 s
+    while (
+        Path(f"/proc/{child}").exists()
+        and Path(f"/proc/{child}/stat").read_text().split()[2] != "Z"
+    ):
+        assert time.time() < deadline, "the dispatched job outlived Ctrl-C\n" + said()
+        time.sleep(0.05)
+    assert snake.wait(timeout=45) != 0, said()
+    assert "Terminating processes on user request" in said()
+
+
+def test_a_server_that_cannot_start_is_tried_once_and_the_jobs_run_anyway(tmp_path, sockets):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import sys\nif 'serve' in sys.argv: sys.exit(5)\n")
+    wd, cmd, env = _toy(tmp_path, sockets, PYTHONPATH=str(site))
+    cmd[cmd.index("--cores") + 1] = "1"  # one job at a time, both with one thread: one server
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for name in "ab":  # each ran in its own process
+        assert json.loads((wd / f"{name}.json").read_text())["child"] is None
+    said = proc.stdout + proc.stderr
+    assert said.count("the jobs of this environment run in their own process") == 1

@@ -1,5 +1,6 @@
-"""The one Snakemake scheduler setting this workflow changes: no job rate limit on a local
-run (issue 39). Pure Python, duck-typed on Snakemake's ``workflow`` object.
+"""What this workflow changes in how Snakemake runs it locally (issue 39): no job rate limit,
+and ``script:`` jobs handed to warm workers from Snakemake's own process. Pure Python,
+duck-typed on Snakemake's ``workflow`` object.
 
 Snakemake 9's scheduler (``JobScheduler.schedule``), whenever a job rate limiter is set,
 arms a ``threading.Timer`` after every scheduling round that starts one more round after
@@ -22,6 +23,9 @@ any limit given other than Snakemake's default.
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from pathlib import Path
 from typing import Any
 
 #: ``--max-jobs-per-timespan``'s default in Snakemake's command line: 100 jobs per 1 s
@@ -45,3 +49,22 @@ def drop_local_rate_limit(workflow: Any) -> bool:
         return False
     scheduler.job_rate_limiter = None
     return True
+
+
+def dispatch_to_warm_workers(workflow: Any, config: dict | None, warm_module: str | Path) -> bool:
+    """Load the workflow's warm-worker module (``workflow/scripts/_warm.py``, standard
+    library only) and let it hand every ``script:`` job of this local run to a warm child
+    from Snakemake's own process (``_warm.install_dispatch``: no Python process per job
+    that imports Snakemake only to hand its job over); True when it did. Off a local run,
+    with warm workers off (``jobs.warm_workers``, ``UFS_WARM_WORKERS=0``) or with another
+    Snakemake whose objects it does not recognise, nothing changes: each job's own process
+    hands it over, or runs it."""
+    warm = sys.modules.get("_warm")
+    if warm is None:
+        spec = importlib.util.spec_from_file_location("_warm", str(warm_module))
+        if spec is None or spec.loader is None:
+            return False
+        warm = importlib.util.module_from_spec(spec)
+        sys.modules["_warm"] = warm
+        spec.loader.exec_module(warm)
+    return bool(warm.install_dispatch(workflow, config))

@@ -134,8 +134,8 @@ def _column_sum(t: pd.DataFrame, col: str) -> float:
 def warm_cpu(results_dir: Path, tsv: Path) -> float:
     """CPU seconds of the warm worker that ran the job of the benchmark file ``tsv``
     (``logs/<same path>.warm.json``, written by the job's client: Snakemake's benchmark
-    measures the client process only; ``workflow/scripts/_warm.py``); 0 for a job run in
-    its own process."""
+    measures the client process only, and nothing when Snakemake's own process handed the
+    job over; ``workflow/scripts/_warm.py``); 0 for a job run in its own process."""
     rel = tsv.relative_to(results_dir / "benchmarks").with_suffix(".warm.json")
     side = results_dir / "logs" / rel
     return float(json.loads(side.read_text())["cpu_seconds"]) if side.is_file() else 0.0

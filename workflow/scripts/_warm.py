@@ -6,13 +6,22 @@ before the job does anything, and most jobs of a small run do far less work than
 So a job's process (the *client*) hands its script to a *server* that has imported those
 libraries once and forks a child per job:
 
-* The client is the process Snakemake started. :func:`delegate` (called first thing by
-  ``_job.setup``) connects to the server through a Unix socket, passes its stdin, stdout
-  and stderr (the file descriptors themselves) and sends its working directory, its
-  environment, ``sys.path``, ``sys.argv`` and the script Snakemake generated (preamble
-  with the pickled ``snakemake`` object, then the script). It then waits and exits with
-  the job's exit code. Killing it (Ctrl-C, ``snakemake`` stopping a job, SIGKILL) closes
-  the socket, and the child kills itself: a job never outlives its client.
+* The *client* hands the job over. On a local run it is Snakemake's own process
+  (:func:`install_dispatch`, from the Snakefile's ``onstart`` handler): where Snakemake
+  would start ``python <script>``, a thread of its sends the script to the server, with
+  what that process would have had (directory, environment, ``sys.path``, ``argv``,
+  umask, CPUs, standard streams: :func:`dispatch`), and waits; no Python process per
+  job, which cost ~0.08 CPU-s each (start-up, and the script's preamble importing
+  Snakemake only to hand the job over). Otherwise (a job with its own conda environment
+  or container, another Snakemake, a run that is not local) the client is the process
+  Snakemake started: :func:`delegate`, called first thing by ``_job.setup``, connects to
+  the server through a Unix socket, passes its stdin, stdout and stderr (the file
+  descriptors themselves) and sends its working directory, its environment,
+  ``sys.path``, ``sys.argv`` and the script Snakemake generated (preamble with the
+  pickled ``snakemake`` object, then the script), waits, and exits with the job's exit
+  code. Stopping the client (Ctrl-C, ``snakemake`` stopping a job, SIGKILL of either
+  client) closes the socket, and the child kills itself: a job never outlives its
+  client.
 * The child, forked from the server, takes the client's descriptors, directory,
   environment, ``sys.path``, umask and CPU affinity, and runs the script as ``__main__``,
   exactly as Python would (tracebacks to stderr, exit code from ``SystemExit``); ``_job.setup`` then runs the
@@ -33,9 +42,10 @@ libraries once and forks a child per job:
   jobs.
 
 The compute record stays whole: Snakemake's benchmark file of a job measures the client
-only, so the client writes the child's CPU seconds beside the job's log
-(``<log>.warm.json``, read with the benchmark file by
-``ufs.report.benchmark_report.read_compute`` and archived with it).
+process only (and only the wall time when Snakemake's own process handed the job over),
+so the client writes the child's CPU seconds beside the job's log (``<log>.warm.json``,
+read with the benchmark file by ``ufs.report.benchmark_report.read_compute`` and archived
+with it).
 
 Off (every job in its own cold process, as before) when ``jobs.warm_workers`` is false,
 when ``UFS_WARM_WORKERS=0``, on a SLURM node (``SLURM_JOB_ID``: a job there is its own
@@ -53,6 +63,7 @@ import gc
 import hashlib
 import json
 import os
+import re
 import resource
 import signal
 import socket
@@ -157,12 +168,14 @@ def enabled(config: dict | None) -> bool:
     return bool(((config or {}).get("jobs") or {}).get("warm_workers", True))
 
 
-def socket_dir() -> Path:
+def socket_dir(env: dict[str, str] | None = None) -> Path:
     """The private folder of this user's servers (``UFS_WARM_DIR``, else
-    ``$XDG_RUNTIME_DIR/ufs-warm``, else ``/tmp/ufs-warm-<uid>``)."""
-    if os.environ.get("UFS_WARM_DIR"):
-        return Path(os.environ["UFS_WARM_DIR"])
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    ``$XDG_RUNTIME_DIR/ufs-warm``, else ``/tmp/ufs-warm-<uid>``), from ``env`` (default
+    this process's environment)."""
+    env = os.environ if env is None else env
+    if env.get("UFS_WARM_DIR"):
+        return Path(env["UFS_WARM_DIR"])
+    runtime = env.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isdir(runtime):
         return Path(runtime) / "ufs-warm"
     return Path("/tmp") / f"ufs-warm-{os.getuid()}"
@@ -178,15 +191,14 @@ def private_dir(path: Path) -> Path:
     return path
 
 
-def project_stamp() -> tuple[str, str] | None:
+def project_stamp(search_path: list[str] | None = None) -> tuple[str, str] | None:
     """The ``ufs`` package a job of this process would import (its folder, as the import
-    system finds it on this ``sys.path``, without importing it) and a digest of the
-    relative path, size and modification time of every file in it (``__pycache__`` aside);
-    ``None`` when there is none."""
-    import importlib.util
-
+    system finds it on this ``sys.path``, or on ``search_path`` for a job of another
+    process, without importing it) and a digest of the relative path, size and
+    modification time of every file in it (``__pycache__`` aside); ``None`` when there is
+    none."""
     try:
-        spec = importlib.util.find_spec(PROJECT)
+        spec = _find_spec(PROJECT, search_path)
     except (ImportError, ValueError):
         return None
     locations = list(spec.submodule_search_locations or []) if spec else []
@@ -194,6 +206,27 @@ def project_stamp() -> tuple[str, str] | None:
         return None
     root = os.path.realpath(locations[0])
     return root, _tree_digest(root)
+
+
+def _find_spec(name: str, search_path: list[str] | None):
+    """``importlib.util.find_spec(name)`` as a process whose ``sys.path`` is
+    ``search_path`` would find it: the finders of ``sys.meta_path`` in order, the path
+    finder searching ``search_path`` (the others, e.g. an editable install's, need none)."""
+    import importlib.util
+    from importlib.machinery import PathFinder
+
+    if search_path is None:
+        return importlib.util.find_spec(name)
+    for finder in sys.meta_path:
+        if finder is PathFinder:
+            spec = PathFinder.find_spec(name, search_path)
+        elif hasattr(finder, "find_spec"):
+            spec = finder.find_spec(name, None)
+        else:
+            continue
+        if spec is not None:
+            return spec
+    return None
 
 
 def _tree_digest(root: str) -> str:
@@ -207,26 +240,36 @@ def _tree_digest(root: str) -> str:
     return h.hexdigest()[:20]
 
 
-def server_key(project: tuple[str, str] | None = None) -> str:
+def server_key(
+    project: tuple[str, str] | None = None,
+    search_path: list[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> str:
     """What the preloaded modules depend on: the interpreter, the installed packages (the
     site-packages folders' modification times change on install and removal), the
     preload lists, this file, the environment variables read at import, and the
-    project's checkout and the state of its files (``project``, :func:`project_stamp`)."""
+    project's checkout and the state of its files (``project``, :func:`project_stamp`).
+    ``search_path`` and ``env``: the job's, when it is not this process's own."""
     parts = [sys.executable, sys.version, sys.prefix, repr(PRELOAD), repr(PROJECT_PRELOAD)]
     parts.append(repr(project))
     parts.append(hashlib.sha256(Path(__file__).read_bytes()).hexdigest())
-    for entry in sys.path:
+    for entry in dict.fromkeys(sys.path if search_path is None else search_path):
         if entry.endswith(("site-packages", "dist-packages")) and os.path.isdir(entry):
             parts.append(f"{entry}:{os.stat(entry).st_mtime_ns}")
-    parts += sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith(_IMPORT_ENV))
+    env = os.environ if env is None else env
+    parts += sorted(f"{k}={v}" for k, v in env.items() if k.startswith(_IMPORT_ENV))
     # what a forked child inherits and could not change back: its priority and its limits
     parts.append(f"nice={os.getpriority(os.PRIO_PROCESS, 0)}")
     parts += [f"{name}={resource.getrlimit(getattr(resource, name))}" for name in _RLIMITS]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
 
 
-def socket_path(project: tuple[str, str] | None = None) -> Path:
-    return private_dir(socket_dir()) / f"{server_key(project)}.sock"
+def socket_path(
+    project: tuple[str, str] | None = None,
+    search_path: list[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> Path:
+    return private_dir(socket_dir(env)) / f"{server_key(project, search_path, env)}.sock"
 
 
 # ---------------------------------------------------------------- the client
@@ -264,12 +307,18 @@ def _recv(sock: socket.socket, with_fds: int = 0) -> tuple[dict, list[int]]:
 
 
 def connect(
-    path: Path | None = None, *, start: bool = True, project: tuple[str, str] | None = None
+    path: Path | None = None,
+    *,
+    start: bool = True,
+    project: tuple[str, str] | None = None,
+    search_path: list[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> socket.socket:
     """A connection to the server of this environment (and ``project``, which a server it
     starts preloads), started if absent (and ``start``); ``OSError`` if it cannot be
-    reached within :data:`START_SECONDS`."""
-    path = path or socket_path(project)
+    reached within :data:`START_SECONDS`. ``search_path`` and ``env``: the job's, when
+    it is not this process's own (:func:`dispatch`); a server started runs in ``env``."""
+    path = path or socket_path(project, search_path, env)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(str(path))
@@ -280,7 +329,7 @@ def connect(
             raise
     sock.close()
     log = open(path.with_suffix(".log"), "ab")  # noqa: SIM115
-    env = {k: v for k, v in os.environ.items() if k != CHILD_ENV}
+    env = {k: v for k, v in (os.environ if env is None else env).items() if k != CHILD_ENV}
     server = subprocess.Popen(
         [sys.executable, __file__, "serve", str(path), *(project or ())],
         stdin=subprocess.DEVNULL,
@@ -342,7 +391,7 @@ def delegate(config: dict | None, log: str | None = None) -> None:
         return
     start = resource_cpu()
     with sock:
-        _send(
+        result = run_remote(
             sock,
             {
                 "op": "run",
@@ -355,34 +404,47 @@ def delegate(config: dict | None, log: str | None = None) -> None:
                 "umask": _umask(),
                 "cpus": sorted(os.sched_getaffinity(0)),
             },
-            fds=[0, 1, 2],
         )
-        try:
-            result, _ = _recv(sock)
-        except (ConnectionError, OSError):
-            result = None
+    code = finish(result, log, resource_cpu() - start, "process")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def run_remote(sock: socket.socket, request: dict, fds: tuple[int, ...] = (0, 1, 2)) -> dict | None:
+    """Send the job ``request`` with the standard streams ``fds``; the child's report
+    (``exit``, ``cpu_seconds``, ``pid``), or ``None`` when it ended without one."""
+    _send(sock, request, fds=list(fds))
+    try:
+        return _recv(sock)[0]
+    except (ConnectionError, OSError, ValueError):
+        return None
+
+
+def finish(result: dict | None, log: str | None, client_cpu: float, client: str) -> int:
+    """The job's exit code from the child's report; its CPU recorded beside the job's log
+    (``<log>.warm.json``: the child's CPU, the CPU its ``client`` spent handing it over:
+    ``"process"``, a process Snakemake started, or ``"snakemake"``, Snakemake's own
+    process, :func:`dispatch`)."""
     if result is None:
         print(
             "ufs warm workers: the job's process ended without reporting (killed by a "
             "signal, or out of memory)",
             file=sys.stderr,
         )
-        code = 1
-    else:
-        code = int(result["exit"])
-        side = _sidecar(log)
-        if side is not None and side.parent.is_dir():
-            record = {
-                "cpu_seconds": round(result["cpu_seconds"], 3),
-                "client_cpu_seconds": round(resource_cpu() - start, 3),
-                "pid": result["pid"],
-            }
-            tmp = side.with_name(f".{side.name}.tmp")
-            tmp.write_text(json.dumps(record) + "\n")
-            os.replace(tmp, side)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+        return 1
+    side = _sidecar(log)
+    if side is not None and side.parent.is_dir():
+        record = {
+            "cpu_seconds": round(result["cpu_seconds"], 3),
+            "client_cpu_seconds": round(client_cpu, 3),
+            "client": client,
+            "pid": result["pid"],
+        }
+        tmp = side.with_name(f".{side.name}.tmp")
+        tmp.write_text(json.dumps(record) + "\n")
+        os.replace(tmp, side)
+    return int(result["exit"])
 
 
 def _umask() -> int:
@@ -404,6 +466,210 @@ def drop_sidecar(log: str | None) -> None:
 def resource_cpu(who: int | None = None) -> float:
     r = resource.getrusage(resource.RUSAGE_SELF if who is None else who)
     return r.ru_utime + r.ru_stime
+
+
+# ---------------------------------------------------------------- in Snakemake's process
+
+#: the start of the preamble Snakemake writes before a ``script:``'s code: the folders it
+#: adds to ``sys.path`` (Snakemake 8 and 9)
+_PREAMBLE = re.compile(r"^import sys;\s*sys\.path\.extend\((\[[^\n]*?\])\);", re.M)
+#: what ``snakemake.shell`` sets in a job's environment: the thread counts (from the job's
+#: ``threads``) and the temporary folder (its ``tmpdir`` resource)
+_THREAD_ENV = (
+    "OMP_NUM_THREADS",
+    "GOTO_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
+_TMP_ENV = ("TMPDIR", "TMP", "TEMPDIR", "TEMP")
+_fresh_paths: dict[tuple, list[str] | None] = {}
+#: servers that could not be started in this run: their jobs run as Snakemake runs them
+_unreachable: set[Path] = set()
+_live: set[_Handle] = set()
+_live_lock = threading.Lock()
+
+
+class _Handle:
+    """A dispatched job in Snakemake's table of running processes (``shell._processes``)
+    and in :data:`_live`: stopping it closes the job's connection, and the child, seeing
+    it closed, kills itself (as it does when a client process dies)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def kill(self) -> None:
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    terminate = kill
+
+
+def install_dispatch(workflow, config: dict | None) -> bool:
+    """On a local run with warm workers on (:func:`enabled`), make Snakemake hand each
+    ``script:`` job to a warm child itself, from its own process, instead of starting a
+    Python process that imports Snakemake only to hand the job over (the client,
+    :func:`delegate`: ~0.08 CPU-s a job, 19 CPU-s of the default run's 231). Called from
+    the Snakefile's ``onstart`` handler. The job runs exactly as a client would have run
+    it (:func:`dispatch`); a job that needs its own environment (conda, a container,
+    environment modules, a shadow folder) and any job that cannot be handed over run as
+    Snakemake runs them. Stopping Snakemake (Ctrl-C: its executor's ``cancel``; a job
+    killed through ``snakemake.shell``) stops the dispatched jobs. Does nothing (False)
+    off a local run, with warm workers off, or when Snakemake's objects do not look as
+    expected (another Snakemake version)."""
+    if not enabled(config) or not getattr(workflow, "local_exec", False):
+        return False
+    try:
+        from snakemake.script import PythonScript
+        from snakemake.shell import shell
+
+        executor = workflow.scheduler._executor
+        cancel = executor.cancel
+        shell._processes, shell._lock  # noqa: B018 - the table a killed job is found in
+    except (ImportError, AttributeError):
+        return False
+    original = getattr(PythonScript.execute_script, "ufs_original", PythonScript.execute_script)
+
+    def execute_script(self, fname, edit=False):
+        own_env = edit or self.conda_env or self.container_img or self.env_modules
+        if own_env or self.shadow_dir or not dispatch(self, fname, shell):
+            return original(self, fname, edit=edit)
+
+    execute_script.ufs_original = original
+    PythonScript.execute_script = execute_script
+
+    def cancel_jobs():
+        with _live_lock:
+            handles = list(_live)
+        for handle in handles:
+            handle.kill()
+        return cancel()
+
+    executor.cancel = cancel_jobs
+    return True
+
+
+def job_env(job) -> dict[str, str]:
+    """The environment ``snakemake.shell`` gives the process of the job ``job`` (a
+    ``snakemake.script.ScriptBase``): this one, with the job's thread counts and
+    temporary folder."""
+    env = dict(os.environ)
+    env.update(dict.fromkeys(_THREAD_ENV, str(job.threads)))
+    tmp = (job.resources or {}).get("tmpdir")
+    if tmp:
+        env.update(dict.fromkeys(_TMP_ENV, str(tmp)))
+    return env
+
+
+def fresh_path(env: dict[str, str]) -> list[str] | None:
+    """``sys.path`` of ``python <script>`` in ``env``, the script's folder aside (asked of
+    the interpreter once per value of the variables it depends on); None if it fails."""
+    key = tuple(sorted((k, v) for k, v in env.items() if k.startswith("PYTHON") or k == "HOME"))
+    if key not in _fresh_paths:
+        try:
+            out = subprocess.run(
+                [sys.executable, "-c", "import json, sys; print(json.dumps(sys.path[1:]))"],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
+            ).stdout
+            _fresh_paths[key] = [str(p) for p in json.loads(out)]
+        except (OSError, subprocess.SubprocessError, ValueError):
+            _fresh_paths[key] = None
+    return _fresh_paths[key]
+
+
+def _umask_of_process() -> int:
+    """This process's umask, read without setting it (other threads create files)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    return _umask()
+
+
+def dispatch(job, fname: str, shell) -> bool:
+    """Run the script Snakemake wrote at ``fname`` for ``job`` (a
+    ``snakemake.script.PythonScript``) in a warm child, from Snakemake's process, as
+    ``python <fname>`` would run it: the same directory, environment (:func:`job_env`),
+    ``sys.path`` (:func:`fresh_path`, then the preamble's), ``argv``, umask, CPUs and
+    standard streams; the project's server found as that process would find it. Returns
+    False, having run nothing, when it cannot (the preamble is not as expected, no
+    server): Snakemake then runs the job itself. A job that fails raises
+    ``subprocess.CalledProcessError``, as ``snakemake.shell`` does; its wall time goes
+    to the benchmark record (its CPU to ``<log>.warm.json``, :func:`finish`)."""
+    import ast
+
+    try:
+        source = Path(fname).read_text()
+        m = _PREAMBLE.search(source, 0, 100_000)
+        added = [str(p) for p in ast.literal_eval(m.group(1))] if m else None
+    except (OSError, ValueError, SyntaxError):
+        added = None
+    env = job_env(job)
+    base = fresh_path(env)
+    if added is None or base is None:
+        return False
+    search = [os.path.dirname(os.path.abspath(fname)), *base]
+    project = project_stamp(search + added)
+    try:
+        where = socket_path(project, search + added, env)
+    except OSError as exc:  # the socket folder is not private
+        print(f"ufs warm workers: {exc}; this job runs in its own process", file=sys.stderr)
+        return False
+    if where in _unreachable:
+        return False
+    try:
+        sock = connect(where, project=project, env=env)
+    except OSError as exc:
+        _unreachable.add(where)
+        print(
+            f"ufs warm workers: {exc}; the jobs of this environment run in their own process",
+            file=sys.stderr,
+        )
+        return False
+    request = {
+        "op": "run",
+        "cwd": os.getcwd(),
+        "env": env,
+        "path": search,
+        "argv": [fname],
+        "file": fname,
+        "source": source,
+        "umask": _umask_of_process(),
+        "cpus": sorted(os.sched_getaffinity(0)),
+    }
+    handle = _Handle(sock)
+    with _live_lock:
+        _live.add(handle)
+    if job.jobid is not None:
+        with shell._lock:
+            shell._processes[job.jobid] = handle
+    start, cpu = time.time(), time.thread_time()
+    try:
+        with sock:
+            result = run_remote(sock, request)
+    finally:
+        with _live_lock:
+            _live.discard(handle)
+        if job.jobid is not None:
+            with shell._lock:
+                shell._processes.pop(job.jobid, None)
+    log = str(job.log[0]) if job.log else None
+    code = finish(result, log, time.thread_time() - cpu, "snakemake")
+    if job.bench_record is not None:
+        # the wall time; CPU and memory were not sampled (no process of Snakemake's ran
+        # the job), which the record says as for a job that ended before its first sample
+        job.bench_record.running_time = time.time() - start
+        job.bench_record.process_gone = True
+    if code:
+        raise subprocess.CalledProcessError(code, f"{sys.executable} {fname}")
+    return True
 
 
 # ---------------------------------------------------------------- the child
@@ -576,17 +842,17 @@ def serve(path: Path, idle: float | None = None, project: tuple[str, str] | None
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return  # another server of this key is starting or running
+    if _holds_ufs():  # a sitecustomize, say: before the preload, so that this is quick
+        print(
+            "ufs imported at start-up: children must import it fresh; not serving", file=sys.stderr
+        )
+        sys.exit(3)
     t0 = time.monotonic()
     for name in PRELOAD:
         try:
             importlib.import_module(name)
         except Exception as exc:  # noqa: BLE001 - a library not installed is not preloaded
             print(f"preload {name}: {type(exc).__name__}: {exc}", file=sys.stderr)
-    if _holds_ufs():
-        print(
-            "ufs imported at start-up: children must import it fresh; not serving", file=sys.stderr
-        )
-        sys.exit(3)
     said = preload_project(*project) if project else "no project to preload"
     # The children share the imports' memory copy-on-write. A garbage collection in a
     # child would write to every object it scans (its reference counts of the collection)
