@@ -75,7 +75,7 @@ def test_a_reproduction_is_reported_from_its_archive_alone(tmp_path, capsys, mon
     text = report_of_run_as_it_is("partial")
     row = next(ln for ln in text.splitlines() if "| allaml | laplacian_score | acc | best |" in ln)
     assert "in progress (1 of 2 jobs)" in row and "| — |" in row
-    assert "**Archived in progress**: 1 method × data set pairs are withheld" in text
+    assert "**Archived in progress**: 1 method × data set pair is withheld" in text
     assert "allaml/laplacian_score (1 of 2 jobs)" in text
     assert "*Provisional: the run was archived in progress" in text
     row = next(ln for ln in text.splitlines() if "| allaml | all_features | acc | all |" in ln)

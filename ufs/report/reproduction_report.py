@@ -96,6 +96,12 @@ def withheld(run: Path) -> dict[str, str]:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
+def _pairs(n: int, verb: bool = True) -> str:
+    """``"3 method × data set pairs are"`` / ``"1 method × data set pair is"``."""
+    noun = "method × data set pair" + ("" if n == 1 else "s")
+    return f"{n} {noun}" + ((" is" if n == 1 else " are") if verb else "")
+
+
 def in_progress_sentence(run: Path) -> list[str]:
     """For a run archived before it finished: which method × data set pairs are withheld,
     with their jobs done (:func:`withheld`)."""
@@ -106,7 +112,7 @@ def in_progress_sentence(run: Path) -> list[str]:
         return []
     what = "; ".join(f"{k} {v.removeprefix(IN_PROGRESS + ' ')}" for k, v in pending.items())
     return [
-        f"**Archived in progress**: {len(pending)} method × data set pairs are withheld until "
+        f"**Archived in progress**: {_pairs(len(pending))} withheld until "
         f"all their jobs are done (a label-tuned best over part of a grid is not the "
         f"paper's protocol), and the verdict stands on the rest: {what}."
     ]
@@ -216,7 +222,7 @@ def pending_sentence(pending: dict[str, str], claim: Claim, versus: bool) -> str
     used = [f"`{m}`" for m in claim.versus_reads]
     used_text = ", ".join(used[:-1]) + f" and {used[-1]}"
     return (
-        f" *The run was archived in progress ({len(pending)} method × data set pairs "
+        f" *The run was archived in progress ({_pairs(len(pending), verb=False)} "
         f"withheld, its scope line below), but every pair this verdict reads ({used_text} "
         "on each data set) is complete: the verdict is final.*"
     )
