@@ -10,8 +10,8 @@ MLflow run: ``jobs.tasks_per_job: 1``, one dataset with one ``h``, and one *rank
 without a graph (``spcafs``: one fit per setting, milliseconds on wine) whose grid holds
 ``N`` log-spaced values of ``gamma`` in [1e-3, 1e3]; the label-free default is the first grid
 point, so there are exactly ``N`` settings ⇒ ``N`` fit jobs, ``N`` evaluate jobs and ``N``
-MLflow runs, plus 7 other jobs (download, standardize, mlflow_init, track, aggregate_dataset,
-summary, all): ``2 N + 7`` jobs in all.
+MLflow runs, plus 8 other jobs (download, standardize, mlflow_init, track, aggregate_dataset,
+figures_dataset, summary, all): ``2 N + 8`` jobs in all.
 
 It then runs ``python -m snakemake --cores <cores>`` in ``--workdir`` (default: a fresh
 ``/tmp/ufs-load-*``; an existing workdir must not contain ``results/``) with the repository's

@@ -132,5 +132,5 @@ def test_workflow_dry_run(tmp_path):
             counts[parts[0]] = int(parts[1])
     cfg = load()
     assert counts["standardize"] == len(cfg["datasets"])
-    assert counts["aggregate_dataset"] == len(cfg["datasets"])
+    assert counts["aggregate_dataset"] == counts["figures_dataset"] == len(cfg["datasets"])
     assert counts["fit"] == counts["evaluate"] > len(cfg["datasets"])

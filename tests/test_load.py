@@ -1,7 +1,7 @@
 """Load test at CI size: ``benchmarks/load_test.py`` (same code) with N = 30 evaluate jobs.
 
 The full benchmark (N = 500) is ``python benchmarks/load_test.py``. Here the workflow runs
-2 N + 7 = 67 jobs on 2 cores and every count must be exact:
+2 N + 8 = 68 jobs on 2 cores and every count must be exact:
 jobs by rule, benchmark files, and one FINISHED MLflow run per evaluate job with unique
 run keys. The fast tests below show that the checks do fail on a wrong count.
 """
@@ -135,13 +135,14 @@ def test_load_counts_are_exact(load_run):
         "all": 1,
         "download": 1,
         "evaluate": N_CI,
+        "figures_dataset": 1,
         "fit": N_CI,
         "mlflow_init": 1,
         "standardize": 1,
         "summary": 1,
         "track": 1,
     }
-    assert r["jobs_total"] == 2 * N_CI + 7
+    assert r["jobs_total"] == 2 * N_CI + 8
     assert r["per_rule"]["evaluate"]["files"] == N_CI
     assert r["mlflow_finished_runs"] == r["mlflow_unique_run_keys"] == N_CI
     assert r["wall_s"] > 0 and r["jobs_per_min"] > 0 and r["evaluations_per_min"] > 0

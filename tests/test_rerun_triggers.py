@@ -209,7 +209,7 @@ def test_every_computing_rule_carries_a_code_key():
     for rule in ("download", "download_file", "standardize", "graph", "fit", "evaluate"):
         body = text.split(f"rule {rule}:", 1)[1].split("\nrule ", 1)[0]
         assert "code=" in body, f"rule {rule} has no code key"
-    for rule in ("aggregate_dataset", "summary"):
+    for rule in ("aggregate_dataset", "figures_dataset", "summary"):
         body = text.split(f"rule {rule}:", 1)[1].split("\nrule ", 1)[0]
         assert "code=AGGREGATE_CODE" in body, f"rule {rule} has no code key"
 

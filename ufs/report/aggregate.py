@@ -61,6 +61,9 @@ __all__ = [
     "select_protocols",
     "markdown_tables",
     "plot_dataset",
+    "write_dataset_tables",
+    "write_dataset_figures",
+    "write_dataset_outputs",
     "timing_summary",
     "fit_records",
     "degenerate_flag",
@@ -206,7 +209,8 @@ def plot_dataset(df: pd.DataFrame, sel: pd.DataFrame, base: str, outdir: str | P
 
 
 def timing_summary(benchmarks: list[str | Path], evaluations: list[str | Path]) -> dict[str, float]:
-    """Wall time of all jobs (Snakemake benchmark files: every job but the summary's own)
+    """Wall time of all jobs (Snakemake benchmark files: every job but the summary's own,
+    the figures' and the MLflow jobs')
     vs time in the methods (their fits, and the kNN graphs a fit job builds itself) and
     in k-means."""
     wall = 0.0
@@ -240,25 +244,29 @@ def write_dataset_csv(eval_files, base: str, out_csv, oracle_metric: str = "acc"
     _write_table_csv(select_protocols(collect(eval_files, base), oracle_metric), out_csv)
 
 
-def write_dataset_outputs(
+def write_dataset_tables(
     eval_files,
     base: str,
     out_csv,
     out_md,
-    figdir,
     oracle_metric: str = "acc",
     out_tex=None,
     note: list[str] = (),
-) -> None:
+) -> pd.DataFrame:
     """The data set's CSV, markdown tables (and their HTML page beside them, for the
-    Snakemake report), LaTeX tables (``out_tex``, default: ``out_md`` with ``.tex``;
-    :func:`ufs.report.latex.dataset_tables`) and figures (PNG and PDF). ``note``: markdown
-    lines under the heading (a sliced run's :func:`ufs.pipeline.slices.slice_note`)."""
+    Snakemake report) and LaTeX tables (``out_tex``, default: ``out_md`` with ``.tex``;
+    :func:`ufs.report.latex.dataset_tables`); the selected rows. ``note``: markdown lines
+    under the heading (a sliced run's :func:`ufs.pipeline.slices.slice_note`)."""
+    df = collect(eval_files, base)
+    sel = select_protocols(df, oracle_metric)
+    _write_tables(sel, base, out_csv, out_md, oracle_metric, out_tex, note)
+    return sel
+
+
+def _write_tables(sel, base, out_csv, out_md, oracle_metric, out_tex, note) -> None:
     from .html import page
     from .latex import dataset_tables
 
-    df = collect(eval_files, base)
-    sel = select_protocols(df, oracle_metric)
     _write_table_csv(sel, out_csv)
     md = markdown_tables(sel, base, oracle_metric)
     if note:
@@ -269,6 +277,30 @@ def write_dataset_outputs(
     write_text(
         out_tex or Path(out_md).with_suffix(".tex"), dataset_tables(sel, base, oracle_metric)
     )
+
+
+def write_dataset_figures(eval_files, base: str, figdir, oracle_metric: str = "acc") -> list[Path]:
+    """The data set's figures (PNG and PDF: :func:`plot_dataset`), from the same rows as
+    its tables. A job of its own in the workflow, so that the summary (which reads the
+    tables) need not wait for the last data set's figures."""
+    df = collect(eval_files, base)
+    return plot_dataset(df, select_protocols(df, oracle_metric), base, figdir)
+
+
+def write_dataset_outputs(
+    eval_files,
+    base: str,
+    out_csv,
+    out_md,
+    figdir,
+    oracle_metric: str = "acc",
+    out_tex=None,
+    note: list[str] = (),
+) -> None:
+    """:func:`write_dataset_tables` and :func:`write_dataset_figures` in one pass."""
+    df = collect(eval_files, base)
+    sel = select_protocols(df, oracle_metric)
+    _write_tables(sel, base, out_csv, out_md, oracle_metric, out_tex, note)
     plot_dataset(df, sel, base, figdir)
 
 
@@ -585,7 +617,8 @@ def write_summary(
         "## Time",
         "",
         f"A *job* is one Snakemake job of the data, graph, fit, evaluate or table steps "
-        f"(this summary's own job and the MLflow jobs, which run beside it, are not counted; "
+        f"(this summary's own job, and the figures' and MLflow jobs, which run beside it, are "
+        f"not counted; "
         f"`benchmarks/pipeline_overhead.py` counts every job). Jobs: {timing['jobs']}; job "
         f"wall time summed over jobs: {timing['job_wall_seconds']:.1f} s; in solvers: "
         f"{timing['solver_seconds']:.1f} s; in kNN graphs built by fit jobs: "

@@ -18,6 +18,35 @@ rule aggregate_dataset:
         ),
         # the same tables in LaTeX (booktabs; ufs.report.latex), written beside the markdown
         tex=f"{OUT}/tables/{{base}}.tex",
+    params:
+        oracle_metric=ORACLE_METRIC,
+        code=AGGREGATE_CODE,
+        # a sliced run: the config's other evaluations on disk, and what is left out
+        earlier=lambda w: SLICE.earlier.get(w.base, []),
+        note=lambda w: slice_note(SLICE, w.base),
+    message:
+        "tables (markdown, HTML, LaTeX, CSV) of {wildcards.base}"
+    log:
+        f"{OUT}/logs/aggregate/{{base}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/aggregate/{{base}}.tsv"
+    # before the figures: the summary and the MLflow jobs wait for the tables only
+    priority: 1
+    resources:
+        runtime=10,
+        mem_mb=2000,
+    conda:
+        "../envs/ufs.yaml"
+    script:
+        "../scripts/aggregate_dataset.py"
+
+
+# The figures are a job of their own (issue 39): the summary needs the tables only, so at the
+# end of a run the last data set's figures are drawn beside the summary, not before it.
+rule figures_dataset:
+    input:
+        lambda w: evaluations_of_base(w.base),
+    output:
         acc=report(
             f"{OUT}/figures/{{base}}/acc_vs_h.png",
             caption="../report/scores_vs_h.rst",
@@ -50,22 +79,20 @@ rule aggregate_dataset:
     params:
         oracle_metric=ORACLE_METRIC,
         code=AGGREGATE_CODE,
-        # a sliced run: the config's other evaluations on disk, and what is left out
         earlier=lambda w: SLICE.earlier.get(w.base, []),
-        note=lambda w: slice_note(SLICE, w.base),
     message:
-        "tables (markdown, HTML, LaTeX, CSV) and figures of {wildcards.base}"
+        "figures of {wildcards.base}"
     log:
-        f"{OUT}/logs/aggregate/{{base}}.log",
+        f"{OUT}/logs/figures/{{base}}.log",
     benchmark:
-        f"{OUT}/benchmarks/aggregate/{{base}}.tsv"
+        f"{OUT}/benchmarks/figures/{{base}}.tsv"
     resources:
         runtime=10,
         mem_mb=2000,
     conda:
         "../envs/ufs.yaml"
     script:
-        "../scripts/aggregate_dataset.py"
+        "../scripts/figures_dataset.py"
 
 
 rule summary:
@@ -124,6 +151,8 @@ rule summary:
         "summary: ranks across data sets, paired tests, solver failures, every table"
     log:
         f"{OUT}/logs/summary.log",
+    # the longest job at the end of a run: before the last data set's figures
+    priority: 1
     resources:
         runtime=10,
         mem_mb=2000,

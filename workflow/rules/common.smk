@@ -251,6 +251,7 @@ def all_targets():
     # the data records (constant features dropped, ...): documented outputs (issue 26 #8)
     targets += [f"{OUT}/data/{d}.json" for d in PLAN.instances]
     targets += expand(list(rules.aggregate_dataset.output), base=BASES)
+    targets += expand(list(rules.figures_dataset.output), base=BASES)
     targets += list(rules.summary.output)
     if MLFLOW_ENABLED:
         targets += list(rules.mlflow_init.output)
@@ -269,6 +270,7 @@ def all_benchmarks():
         files += [f"{OUT}/benchmarks/graph/{d}/{g}.tsv" for g in shared_graphs(d)]
     # the aggregation jobs too; not the MLflow jobs: the tables and the summary must not
     # wait for (or fail with) a tracking server (benchmarks/pipeline_overhead.py counts them)
+    # (the tables' jobs: the figures' may still be running when the summary reads these)
     files += [f"{OUT}/benchmarks/aggregate/{b}.tsv" for b in BASES]
     return files
 
