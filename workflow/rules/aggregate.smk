@@ -30,7 +30,8 @@ rule aggregate_dataset:
         f"{OUT}/logs/aggregate/{{base}}.log",
     benchmark:
         f"{OUT}/benchmarks/aggregate/{{base}}.tsv"
-    # before the figures: the summary and the MLflow jobs wait for the tables only
+    # as soon as a data set's evaluations are done (the summary and the MLflow jobs wait
+    # for the tables only)
     priority: 1
     resources:
         runtime=10,
@@ -86,6 +87,9 @@ rule figures_dataset:
         f"{OUT}/logs/figures/{{base}}.log",
     benchmark:
         f"{OUT}/benchmarks/figures/{{base}}.tsv"
+    # as soon as a data set's evaluations are done, ahead of the fits (with the default 0,
+    # Snakemake left them behind the fits: two data sets' figures at the end of the run)
+    priority: 1
     resources:
         runtime=10,
         mem_mb=2000,
@@ -152,7 +156,7 @@ rule summary:
     log:
         f"{OUT}/logs/summary.log",
     # the longest job at the end of a run: before the last data set's figures
-    priority: 1
+    priority: 2
     resources:
         runtime=10,
         mem_mb=2000,
