@@ -18,6 +18,7 @@ from tests.workflow_helpers import (
     env,
     expected_run_count,
     finished_runs,
+    job_pids,
     result_tables,
     run_snakemake,
     snakemake_cmd,
@@ -73,19 +74,10 @@ def _start(workdir: Path, cfg: Path) -> subprocess.Popen:
 
 
 def _job_pids(workdir: Path, script: str) -> list[int]:
-    """Processes running workflow script ``script`` for ``workdir`` (from /proc)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            cwd = os.readlink(entry / "cwd")
-        except OSError:
-            continue
-        if script in cmd and "snakemake" not in cmd.split()[0] and cwd == str(workdir):
-            pids.append(int(entry.name))
-    return pids
+    """Processes running workflow script ``script`` for ``workdir``: its own process or a
+    warm worker's child (:func:`tests.workflow_helpers.job_pids`)."""
+    step = {"fit_selector": "fit/", "evaluate_selection": "evaluate/"}.get(script, "")
+    return job_pids(workdir, script, f"results/logs/{step}")
 
 
 def _wait_for(predicate, proc: subprocess.Popen, timeout: float = 600):
@@ -121,7 +113,9 @@ def test_sigkill_of_a_running_job_fails_clearly_then_resumes(reference, tmp_path
 
 
 def test_sigkill_of_snakemake_alone_then_unlock_and_resume(reference, tmp_path):
-    """The jobs outlive their Snakemake (e.g. a closed terminal); the lock stays."""
+    """Snakemake killed alone: its jobs outlive it when it started a process per job, and
+    stop with it when it handed them to warm workers (their connection closes); either
+    way the lock stays, and the run resumes."""
     cfg = write_config(tmp_path, FAULT)
     proc = _start(tmp_path, cfg)
     _wait_for(lambda: _job_pids(tmp_path, "evaluate_selection"), proc)

@@ -28,6 +28,7 @@ from tests.workflow_helpers import (  # noqa: E402
     env,
     expected_run_count,
     finished_runs,
+    job_pids,
     run_snakemake,
     snakemake_cmd,
     write_config,
@@ -52,19 +53,9 @@ def _leftovers(directory: Path) -> list[str]:
 
 
 def _mlflow_init_pids(workdir: Path) -> list[int]:
-    """The running mlflow_init job of ``workdir`` (from /proc)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            cwd = os.readlink(entry / "cwd")
-        except OSError:
-            continue
-        if "mlflow_init" in cmd and "snakemake" not in cmd.split()[0] and cwd == str(workdir):
-            pids.append(int(entry.name))
-    return pids
+    """The running mlflow_init job of ``workdir``: its own process or a warm worker's child
+    (:func:`tests.workflow_helpers.job_pids`)."""
+    return job_pids(workdir, "mlflow_init", "results/logs/mlflow_init")
 
 
 def _assert_every_run_once(workdir: Path, config: dict) -> None:

@@ -479,7 +479,16 @@ def test_stopping_snakemake_stops_its_dispatched_jobs(tmp_path, sockets):
     pidfile = tmp_path / "pid"
     wd, cmd, env = _toy(tmp_path, sockets, PIDFILE=str(pidfile))
     with open(tmp_path / "snakemake.txt", "w") as out:
-        snake = subprocess.Popen(cmd, env=env, stdout=out, stderr=out, start_new_session=True)
+        snake = subprocess.Popen(
+            cmd,
+            env=env,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            # a background shell (nohup, CI) starts its commands with SIGINT ignored, which
+            # they inherit, and Python then leaves it ignored: as at a terminal, here
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
     said = lambda: (tmp_path / "snakemake.txt").read_text()[-3000:]  # noqa: E731
     deadline = time.time() + 120
     while not pidfile.exists() or not pidfile.read_text():

@@ -118,3 +118,28 @@ def result_tables(workdir: Path) -> dict:
         df = pd.read_csv(f).drop(columns=["fit_seconds", "fit_cpu_seconds"], errors="ignore")
         out[f.stem] = df.sort_values(["protocol", "method", "h", "pid"]).reset_index(drop=True)
     return out
+
+
+def job_pids(workdir: Path, script: str, log_prefix: str) -> list[int]:
+    """Processes running the workflow script ``script`` for ``workdir`` (from /proc): a
+    process Snakemake started (its command line names the script), or a warm worker's child
+    running the job (``workflow/scripts/_warm.py``: its command line is the server's, and it
+    has the job's log open, under ``workdir / log_prefix``)."""
+    logs = str(Path(workdir) / log_prefix)
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            if os.readlink(entry / "cwd") != str(workdir) or not cmd:
+                continue
+            if script in cmd and "snakemake" not in cmd.split()[0]:
+                pids.append(int(entry.name))
+            elif "_warm.py serve" in cmd and any(
+                os.readlink(fd).startswith(logs) for fd in (entry / "fd").iterdir()
+            ):
+                pids.append(int(entry.name))
+        except OSError:
+            continue
+    return pids
