@@ -311,14 +311,14 @@ def connect(
     *,
     start: bool = True,
     project: tuple[str, str] | None = None,
-    search_path: list[str] | None = None,
     env: dict[str, str] | None = None,
 ) -> socket.socket:
-    """A connection to the server of this environment (and ``project``, which a server it
-    starts preloads), started if absent (and ``start``); ``OSError`` if it cannot be
-    reached within :data:`START_SECONDS`. ``search_path`` and ``env``: the job's, when
-    it is not this process's own (:func:`dispatch`); a server started runs in ``env``."""
-    path = path or socket_path(project, search_path, env)
+    """A connection to the server at ``path`` (default: the one of this environment and
+    ``project``, which a server it starts preloads), started if absent (and ``start``);
+    ``OSError`` if it cannot be reached within :data:`START_SECONDS`. ``env``: the job's
+    environment, when it is not this process's own (:func:`dispatch`, which gives the
+    ``path`` of the job's server); a server started runs in it."""
+    path = path or socket_path(project, env=env)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(str(path))
