@@ -301,6 +301,8 @@ def test_summary_opens_with_ranks_then_failures(tmp_path):
     assert "| eufs | <u>2.00†</u> |" in text and "dgufs" in text
     for f in cds.values():
         assert f.stat().st_size > 5000
+    timing = json.loads((out / "timing.json").read_text())  # the benchmark file's wall time
+    assert timing["jobs"] == 1 and timing["job_wall_seconds"] == 1.5
     status = json.loads((out / "fit_status.json").read_text())
     assert status["not_converged"] == 3 and status["diverged"] == 3
     assert status["fixed_budget"] == 3 and status["fits"] == 15

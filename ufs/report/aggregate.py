@@ -32,6 +32,7 @@ Size (~600 lines): the per-data-set outputs of the workflow's ``aggregate_datase
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 from typing import Any
 
@@ -208,15 +209,20 @@ def plot_dataset(df: pd.DataFrame, sel: pd.DataFrame, base: str, outdir: str | P
     )
 
 
+def _benchmark_seconds(path: str | Path) -> float:
+    """The wall seconds (column ``s``, first row) of a Snakemake benchmark file: read with
+    the standard library, a few hundred files a run (``pandas.read_csv`` took ~1 ms each)."""
+    with open(path, newline="") as f:
+        rows = csv.DictReader(f, delimiter="\t")
+        return float(next(rows)["s"])
+
+
 def timing_summary(benchmarks: list[str | Path], evaluations: list[str | Path]) -> dict[str, float]:
     """Wall time of all jobs (Snakemake benchmark files: every job but the summary's own,
     the figures' and the MLflow jobs')
     vs time in the methods (their fits, and the kNN graphs a fit job builds itself) and
     in k-means."""
-    wall = 0.0
-    for b in benchmarks:
-        t = pd.read_csv(b, sep="\t")
-        wall += float(t["s"].iloc[0])
+    wall = sum(_benchmark_seconds(b) for b in benchmarks)
     solver = kmeans = graph = 0.0
     for ev in read_evaluations(evaluations):
         kmeans += ev["kmeans_seconds"]

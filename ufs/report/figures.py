@@ -1,7 +1,8 @@
 """Per-data-set figures: ACC/NMI against h, convergence, run time.
 
-Every figure is written twice, atomically (:func:`save_figure`): a 300-dpi PNG and a vector
-PDF beside it (same name, ``.pdf``; TrueType fonts, for LaTeX).
+Every figure is written twice, atomically (:func:`save_figure`): a PNG for screens
+(:data:`PNG_DPI`) and a vector PDF beside it for papers (same name, ``.pdf``; TrueType
+fonts, for LaTeX).
 
 **One style per method** (:func:`method_style`), the same in every figure, data set and run
 (fixed per registered name, never derived from which methods a run contains):
@@ -138,7 +139,11 @@ NON_MONOTONE = {
     "lrpfs_ma2024": "the authors' updates oscillate",
 }
 
-PAPER_DPI = 300
+#: the PNGs' resolution: they are for screens (the summary, the HTML report, the README;
+#: a 7-inch figure is ~1 000 pixels wide), the PDF twin is what a paper takes (vector).
+#: 300 dpi cost ~10 % more of a data set's figure job's CPU for pixels no screen shows
+#: (issue 39)
+PNG_DPI = 150
 _RANKING_COLOR = "0.35"  # convergence: the one fit of a ranking method
 _RC = {
     "font.size": 8,
@@ -149,7 +154,9 @@ _RC = {
     "legend.fontsize": 7,
     "figure.titlesize": 9.5,
     "axes.formatter.useoffset": False,  # no "+1e2" / "1e6" offset text above the axes
-    "axes.formatter.use_mathtext": True,
+    # plain-text tick labels: mathtext laid out every number of every axis (~9 % of a data
+    # set's figures' CPU, issue 39); log axes' decades (10^k) keep their own mathtext labels
+    "axes.formatter.use_mathtext": False,
 }
 
 #: Okabe & Ito (2008), colour-blind safe: the seed methods' hues (black: a reference)
@@ -300,7 +307,7 @@ def vector_path(path: str | Path) -> Path:
     return Path(path).with_suffix(".pdf")
 
 
-def save_figure(fig, path: str | Path, dpi: int = PAPER_DPI, *, vector: bool = True, **kw) -> Path:
+def save_figure(fig, path: str | Path, dpi: int = PNG_DPI, *, vector: bool = True, **kw) -> Path:
     """Write the PNG ``path`` and (``vector``) its PDF twin (:func:`vector_path`), each
     atomically, and free the figure; ``kw`` go to ``savefig`` (e.g. ``bbox_inches``).
 
@@ -458,7 +465,7 @@ def plot_metric_vs_h(sel: pd.DataFrame, base: str, metric: str, path, save: Save
         fig.suptitle(f"{base}: {metric.upper()} (%) against h (mean over k-means restarts)")
         rows = -(-(len(marks) + 1) // 3)  # legend rows below the panels
         fig.tight_layout(rect=(0, 0.025 + 0.022 * rows, 1, 1))
-        return save(fig, Path(path), dpi=PAPER_DPI)
+        return save(fig, Path(path), dpi=PNG_DPI)
 
 
 def _draw_row(axes_row, sel, shown: list[str], metric: str, hs, roles) -> set[str]:
@@ -757,7 +764,7 @@ def plot_convergence(df: pd.DataFrame, base: str, path, save: Saver = save_figur
         handles = _convergence_legend(fig, hs, h_color, seen)
         fig.suptitle(f"{base}: convergence of the label-free settings\n{_convergence_note(seen)}")
         fig.tight_layout(rect=(0, 0.045 if handles else 0, 1, 1))
-        return save(fig, Path(path), dpi=PAPER_DPI)
+        return save(fig, Path(path), dpi=PNG_DPI)
 
 
 def _convergence_panel(ax, g: pd.DataFrame, h_color: dict) -> set[str]:
@@ -989,7 +996,7 @@ def plot_runtime(df: pd.DataFrame, base: str, path, save: Saver = save_figure):
         )
         ax.legend(handles=_runtime_legend(stats, multi), loc="lower right", frameon=False)
         fig.tight_layout()
-        return save(fig, Path(path), dpi=PAPER_DPI)
+        return save(fig, Path(path), dpi=PNG_DPI)
 
 
 def _runtime_whiskers(ax, stats: pd.DataFrame, y: np.ndarray, origin: float) -> pd.Series:

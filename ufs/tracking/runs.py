@@ -159,6 +159,15 @@ def _dataset_input(dataset: str, data_hash: str, source: str, profile: dict[str,
     return DatasetInput(ds, tags=[InputTag("mlflow.data.context", "training")])
 
 
+def _artifact_repository(client, run):
+    """The artifact repository of ``run`` (just created): what ``client.log_artifacts``
+    uses, found from the run's own ``artifact_uri`` instead of a ``get_run`` query per run
+    (~10 % of a run's logging time in the SQLite store, issue 39)."""
+    from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+
+    return get_artifact_repository(run.info.artifact_uri, tracking_uri=client.tracking_uri)
+
+
 def _log_run(
     client,
     exp_id: str,
@@ -200,7 +209,7 @@ def _log_run(
         (Path(tmp) / "evaluation.json").write_text(
             json.dumps(to_jsonable({**ev, "results": [row]}), indent=1)
         )
-        client.log_artifacts(rid, tmp)
+        _artifact_repository(client, run).log_artifacts(tmp)
     fit_ms = int(1000 * float(row.get("fit_seconds") or 0.0))
     client.set_terminated(rid, "FINISHED", end_time=ts + max(fit_ms, 0))
     return rid

@@ -95,6 +95,12 @@ PRELOAD = (
     "yaml",
     "jsonschema",
     "matplotlib",
+    # the figure jobs' drawing and writing (~0.4 CPU-s a job when each child imported them:
+    # pyplot, the PNG and PDF backends, and fontTools, which the PDF backend subsets fonts
+    # with; issue 39)
+    "matplotlib.pyplot",
+    "matplotlib.backends.backend_agg",
+    "matplotlib.backends.backend_pdf",
     "mlflow",
     "snakemake.iocontainers",
     "snakemake.logging",
