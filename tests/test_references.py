@@ -281,6 +281,24 @@ def test_bayesian_signed_rank_decides_the_planted_cases():
     assert paired.bayes_signed_rank([0.5, np.nan], [0.4, 0.3]) is None  # one pair left
 
 
+def test_bayesian_signed_rank_draws_its_dirichlet_samples_once():
+    """Same size, prior, seed: the same samples, drawn once per process and read-only (a
+    summary runs ~130 tests on as many data sets); the answers are those of a fresh draw."""
+    x = np.linspace(0.5, 0.9, 7)
+    paired._dirichlet_samples.cache_clear()
+    first = paired.bayes_signed_rank(x + 0.02, x, seed=5, nsamples=5_000)
+    again = paired.bayes_signed_rank(x - 0.02, x, seed=5, nsamples=5_000)
+    info = paired._dirichlet_samples.cache_info()
+    assert info.misses == 1 and info.hits == 1
+    w = paired._dirichlet_samples(8, 0.5, 5, 5_000)
+    assert not w.flags.writeable
+    fresh = np.random.RandomState(5).dirichlet(np.r_[0.5, np.ones(7)], 5_000)
+    assert np.array_equal(w, fresh)
+    paired._dirichlet_samples.cache_clear()
+    assert paired.bayes_signed_rank(x + 0.02, x, seed=5, nsamples=5_000) == first
+    assert paired.bayes_signed_rank(x - 0.02, x, seed=5, nsamples=5_000) == again
+
+
 def _cases():
     rng = np.random.default_rng(7)
     x = rng.uniform(0.3, 0.9, 24)

@@ -30,6 +30,7 @@ when no setting is better than another.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -109,6 +110,18 @@ def signed_rank(diff) -> tuple[float, float]:
     return (float(res.statistic), float(res.pvalue))
 
 
+@functools.lru_cache(maxsize=32)
+def _dirichlet_samples(size: int, prior: float, seed: int, nsamples: int) -> np.ndarray:
+    """``nsamples`` draws of ``Dir(prior, 1, …, 1)`` (``size`` weights) from
+    ``RandomState(seed)``: the same for every test with as many paired values, so drawn
+    once per process (a summary runs ~130 such tests on as many data sets); read-only."""
+    weights = np.ones(size)
+    weights[0] = prior
+    w = np.random.RandomState(seed).dirichlet(weights, nsamples)
+    w.flags.writeable = False
+    return w
+
+
 def bayes_signed_rank(
     x,
     y,
@@ -139,9 +152,7 @@ def bayes_signed_rank(
         return None
     diff = np.concatenate(([0.0], y[keep] - x[keep]))
     sums = diff[:, None] + diff[None, :]
-    weights = np.ones(len(diff))
-    weights[0] = prior
-    w = np.random.RandomState(seed).dirichlet(weights, nsamples)
+    w = _dirichlet_samples(len(diff), prior, seed, nsamples)
 
     def mass(a: np.ndarray, thresh: float) -> np.ndarray:
         mask = (a > thresh).astype(float) + 0.5 * (a == thresh)
