@@ -245,6 +245,28 @@ def test_tick_labels_are_plain_text_but_log_decades(run, tmp_path):
     assert decades and all(t.startswith("$") for t in decades), decades
 
 
+@pytest.mark.parametrize("dpi", [figures.PNG_DPI, 300])
+def test_the_marks_legend_fits_the_figure_at_the_png_resolution(dpi):
+    """Every mark the legend under the ACC/NMI panels can hold stays inside the figure,
+    in fewer columns when three do not fit: three were ~0.2 in wider than the 8.6-in
+    figure at 150 dpi (hinted text is wider at small pixel sizes), and the PNG lost its
+    first and last entries."""
+    import pandas as pd
+
+    plt = figures._pyplot()
+    fig = plt.figure(figsize=(8.6, 8.4), dpi=dpi)
+    sel = pd.DataFrame({"acc_p05": [0.1], "n_draws": [30]})
+    flagged = {"not_converged", "diverged", "budget_exceeded", "degenerate"}
+    marks = figures._status_handles(flagged) + figures._band_handles(sel, "acc", True)
+    rows = figures._figure_legend(fig, marks)
+    fig.canvas.draw()
+    (legend,) = fig.legends
+    box = legend.get_window_extent(fig.canvas.get_renderer())
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.width, (box, fig.bbox)
+    assert rows == -(-(len(marks) + 1) // legend._ncols)  # what the layout reserves room for
+    plt.close(fig)
+
+
 def test_metric_vs_h_layout(run, tmp_path):
     df, sel = run
     figs, save = _capture()

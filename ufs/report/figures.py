@@ -153,6 +153,9 @@ _RC = {
     "ytick.labelsize": 7,
     "legend.fontsize": 7,
     "figure.titlesize": 9.5,
+    # laid out at the PNG's resolution: the PNG then reuses the layout's text measurements
+    # (~7 % of a data set's figures' CPU), and what is measured to fit is what is drawn
+    "figure.dpi": PNG_DPI,
     "axes.formatter.useoffset": False,  # no "+1e2" / "1e6" offset text above the axes
     # plain-text tick labels: mathtext laid out every number of every axis (~9 % of a data
     # set's figures' CPU, issue 39); log axes' decades (10^k) keep their own mathtext labels
@@ -461,9 +464,8 @@ def plot_metric_vs_h(sel: pd.DataFrame, base: str, metric: str, path, save: Save
         lo, hi = axes[0, 0].get_ylim()  # a shared axis: within the metric's range
         axes[0, 0].set_ylim(max(lo, 0.0), min(hi, 100.0))
         marks = _status_handles(flagged) + _band_handles(sel, metric, "seed" in groups)
-        _figure_legend(fig, marks)
+        rows = _figure_legend(fig, marks)  # legend rows below the panels
         fig.suptitle(f"{base}: {metric.upper()} (%) against h (mean over k-means restarts)")
-        rows = -(-(len(marks) + 1) // 3)  # legend rows below the panels
         fig.tight_layout(rect=(0, 0.025 + 0.022 * rows, 1, 1))
         return save(fig, Path(path), dpi=PNG_DPI)
 
@@ -558,18 +560,35 @@ def _band_handles(sel: pd.DataFrame, metric: str, errorbars: bool) -> list[tuple
     return out
 
 
-def _figure_legend(fig, marks: list[tuple]) -> None:
+def _figure_legend(fig, marks: list[tuple]) -> int:
+    """The marks' legend under the panels, in as many columns (at most 3) as fit the
+    figure's width, measured at its resolution (:data:`PNG_DPI`: hinted text is wider at
+    small pixel sizes; three columns of every mark were ~0.2 in wider than the figure at
+    150 dpi, and the PNG lost its first and last entries). Returns its number of rows."""
     from matplotlib.lines import Line2D
 
-    fig.legend(
-        [h for h, _ in marks] + [Line2D([], [], ls="")],
-        [t for _, t in marks] + ["points dodged around each h for legibility"],
-        loc="lower center",
-        ncol=min(len(marks) + 1, 3),
-        frameon=False,
-        bbox_to_anchor=(0.5, 0.0),
-        handlelength=1.2,
-    )
+    handles = [h for h, _ in marks] + [Line2D([], [], ls="")]
+    labels = [t for _, t in marks] + ["points dodged around each h for legibility"]
+
+    def place(ncol: int):
+        return fig.legend(
+            handles,
+            labels,
+            loc="lower center",
+            ncol=ncol,
+            frameon=False,
+            bbox_to_anchor=(0.5, 0.0),
+            handlelength=1.2,
+        )
+
+    renderer = fig.canvas.get_renderer()
+    ncol = min(len(labels), 3)
+    legend = place(ncol)
+    while ncol > 1 and legend.get_window_extent(renderer).width > fig.bbox.width:
+        legend.remove()
+        ncol -= 1
+        legend = place(ncol)
+    return -(-len(labels) // ncol)
 
 
 def _handle(method: str):
