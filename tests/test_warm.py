@@ -122,10 +122,11 @@ def test_a_job_runs_in_a_warm_child_as_in_its_own_process(tmp_path, sockets):
     stats = _warm.request("stats", next(sockets.glob("*.sock")))
     assert stats["jobs"] == 2
     assert set(_warm.PROJECT_PRELOAD) <= set(stats["modules"])
-    # the figure jobs' drawing and writing too (issue 39): pyplot, the backends, fontTools
-    assert {"matplotlib.pyplot", "matplotlib.backends.backend_pdf", "fontTools.subset"} <= set(
-        stats["modules"]
-    )
+    # the figure jobs' drawing and writing too (issue 39): pyplot, the backends, fontTools,
+    # and the MLflow jobs' SQLite store (SQLAlchemy, Alembic)
+    drawing = {"matplotlib.pyplot", "matplotlib.backends.backend_pdf", "fontTools.subset"}
+    store = {"mlflow.store.tracking.sqlalchemy_store", "sqlalchemy.dialects.sqlite", "alembic"}
+    assert drawing | store <= set(stats["modules"])
 
 
 def _fake_project(tmp_path, init: str, broken: bool = False) -> Path:

@@ -102,6 +102,16 @@ PRELOAD = (
     "matplotlib.backends.backend_agg",
     "matplotlib.backends.backend_pdf",
     "mlflow",
+    # the MLflow jobs' SQLite store: SQLAlchemy, Alembic (schema check, creation) and
+    # the store, imported lazily by MLflow (~0.6 CPU-s a job; issue 39)
+    "mlflow.store.tracking.sqlalchemy_store",
+    "mlflow.store.db.utils",
+    "mlflow.store.workspace_aware_mixin",
+    "sqlalchemy.dialects.sqlite",
+    "alembic.runtime.migration",
+    "alembic.command",
+    "alembic.config",
+    "pyarrow.pandas_compat",  # pandas' Arrow-backed strings, converted by every table
     "snakemake.iocontainers",
     "snakemake.logging",
     "snakemake.script",
@@ -115,6 +125,9 @@ PROJECT_PRELOAD = (
     "ufs.pipeline.data_steps",
     "ufs.evaluation",
     "ufs.report.aggregate",
+    "ufs.report.figures",
+    "ufs.report.latex",
+    "ufs.report.html",
     "ufs.tracking",
 )
 #: the server exits after this many seconds without a job (``UFS_WARM_IDLE``)
