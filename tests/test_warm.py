@@ -41,7 +41,9 @@ print(json.dumps({{"pid": os.getpid(), "cwd": os.getcwd(), "probe": os.environ.g
                   "child": os.environ.get("UFS_WARM_CHILD"), "umask": os.umask(0),
                   "cpus": sorted(os.sched_getaffinity(0)),
                   "tmp": __import__("tempfile").gettempdir(),
-                  "gc": [__import__("gc").isenabled(), __import__("gc").get_freeze_count()]}}),
+                  "gc": [__import__("gc").isenabled(), __import__("gc").get_freeze_count()],
+                  "threadpool_scanned": "threadpoolctl" in sys.modules and
+                      sys.modules["threadpoolctl"]._realpath.cache_info().currsize > 0}}),
       flush=True)
 print("to stderr", file=sys.stderr)
 if os.environ.get("PIDFILE"):
@@ -108,6 +110,8 @@ def test_a_job_runs_in_a_warm_child_as_in_its_own_process(tmp_path, sockets):
     # collection on, the server's objects frozen: a collection in the child does not copy
     # the shared pages of the imports
     assert rec["gc"][0] and rec["gc"][1] > 10_000
+    # threadpoolctl's first scan made by the server: a job's own scan is cheap (issue 39)
+    assert rec["threadpool_scanned"]
     assert "to stderr" in err
     side = json.loads((tmp_path / "logs" / "job.warm.json").read_text())
     assert side["pid"] == rec["pid"] and side["cpu_seconds"] > 0
