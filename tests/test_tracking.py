@@ -7,6 +7,7 @@ import json
 import shutil
 import socket
 import sqlite3
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -739,6 +740,14 @@ def test_metrics_are_logged_to_four_significant_digits(tmp_path, pristine):
     (run,) = _active(uri, "e")
     assert run.data.metrics["acc_mean"] == 0.1235
     assert run.data.metrics["fit_seconds"] == 0.01235
+    # the objective curve is a history; each restart's values are in the artifact only
+    client = tracking.client._client(uri)
+    curve = client.get_metric_history(run.info.run_id, "objective")
+    assert [m.value for m in sorted(curve, key=lambda m: m.step)] == [3.0, 2.0, 1.5]
+    assert not any(k.endswith("_per_restart") for k in run.data.metrics)
+    local = client.download_artifacts(run.info.run_id, "evaluation.json", str(tmp_path))
+    logged = json.loads(Path(local).read_text())["results"][0]["per_restart"]
+    assert logged == {"acc": [0.5, 0.6], "nmi": [0.4, 0.4]}
     cols = tracking.SHARED_VIEW["selectedColumns"]
     assert cols[:3] == ["params.`dataset`", "params.`method`", "params.`h`"]
     assert tracking.SHARED_VIEW["orderByKey"] == "params.`dataset`"
