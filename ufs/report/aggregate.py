@@ -127,14 +127,15 @@ def _md_summary_cell(g: pd.DataFrame, m: str, status: pd.Series, which: str):
     return type(cell)(f"{cell.text} (h={b})", cell.value)
 
 
+#: the summaries of a metric a table cell shows (``<metric>_<moment>`` columns)
+_MOMENTS = ("mean", "std", "p05", "p95")
+
+
 def _table_columns(part: pd.DataFrame, m: str) -> list[str]:
     """The columns a table of metric ``m`` reads (:func:`_md_cell`,
     :func:`_md_summary_cell`, :func:`ordered_methods`)."""
     wanted = ("method", "role", "h_label", "status", m, *(f"{m}_{s}" for s in _MOMENTS))
     return [c for c in wanted if c in part]
-
-
-_MOMENTS = ("mean", "std", "p05", "p95")
 
 
 def markdown_tables(
