@@ -127,17 +127,6 @@ def _md_summary_cell(g: pd.DataFrame, m: str, status: pd.Series, which: str):
     return type(cell)(f"{cell.text} (h={b})", cell.value)
 
 
-#: the summaries of a metric a table cell shows (``<metric>_<moment>`` columns)
-_MOMENTS = ("mean", "std", "p05", "p95")
-
-
-def _table_columns(part: pd.DataFrame, m: str) -> list[str]:
-    """The columns a table of metric ``m`` reads (:func:`_md_cell`,
-    :func:`_md_summary_cell`, :func:`ordered_methods`)."""
-    wanted = ("method", "role", "h_label", "status", m, *(f"{m}_{s}" for s in _MOMENTS))
-    return [c for c in wanted if c in part]
-
-
 def markdown_tables(
     sel: pd.DataFrame, base: str, oracle_metric: str = "acc", *, legend: bool = True
 ) -> str:
@@ -151,7 +140,6 @@ def markdown_tables(
 
     lines = [f"## {base}", ""]
     for protocol, part, hs, m in table_blocks(sel):
-        part = part[_table_columns(part, m)]  # not the ~100 others, copied per method
         name = {"tp": "TP@h", "cp": "CP@h"}.get(m, f"{m.upper()} %")
         extra = SUMMARY_COLUMNS[protocol] if m in ("acc", "nmi") else ()
         if protocol == "oracle" and m in ("acc", "nmi"):
