@@ -391,13 +391,10 @@ def _cd_methods(ax, r: RankResult, top_label: float, lo: int, hi: int, gap: floa
 
 
 def plot_cd(
-    result: RankResult, path: str | Path, *, dpi: int | None = None, vector: bool = False
+    result: RankResult, path: str | Path, *, dpi: int = PNG_DPI, vector: bool = False
 ) -> Path:
-    """Write the CD diagram (:func:`cd_figure`) as a PNG at ``dpi`` (default
-    :data:`ufs.report.figures.PNG_DPI`) and, with ``vector``, its PDF twin
-    (:func:`ufs.report.figures.save_figure`); returns the PNG path."""
+    """Write the CD diagram (:func:`cd_figure`) as a PNG at ``dpi`` and, with ``vector``,
+    its PDF twin (:func:`ufs.report.figures.save_figure`); returns the PNG path."""
 
     fig = cd_figure(result)
-    return save_figure(
-        fig, path, dpi or PNG_DPI, vector=vector, bbox_inches="tight", pad_inches=0.15
-    )
+    return save_figure(fig, path, dpi, vector=vector, bbox_inches="tight", pad_inches=0.15)

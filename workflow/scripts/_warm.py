@@ -102,13 +102,12 @@ PRELOAD = (
     "matplotlib.backends.backend_agg",
     "matplotlib.backends.backend_pdf",
     "mlflow",
-    # the MLflow jobs' SQLite store: SQLAlchemy, Alembic (schema check, creation) and
-    # the store, imported lazily by MLflow (~0.6 CPU-s a job; issue 39)
+    # the MLflow jobs' SQLite store, imported lazily by MLflow (~0.6 CPU-s a job; issue
+    # 39): the store (with SQLAlchemy and Alembic's schema check), and what it imports
+    # later, when it opens a SQLite database and when it creates one
     "mlflow.store.tracking.sqlalchemy_store",
-    "mlflow.store.db.utils",
     "mlflow.store.workspace_aware_mixin",
     "sqlalchemy.dialects.sqlite",
-    "alembic.runtime.migration",
     "alembic.command",
     "alembic.config",
     "pyarrow.pandas_compat",  # pandas' Arrow-backed strings, converted by every table
