@@ -16,6 +16,8 @@ __all__ = ["read_evaluations", "read_record", "damaged_files", "INTERMEDIATE_DIR
 
 #: directories of an output directory holding the intermediate files the workflow reads
 INTERMEDIATE_DIRS = ("data", "graphs", "fits", "evaluations", "mlflow")
+#: the suffix of a fit job's checkpoint folder, beside its outputs (ufs.pipeline.checkpoint)
+CHECKPOINT_SUFFIX = ".partial"
 
 #: keys every evaluation record carries (ufs.pipeline.steps.evaluate)
 EVALUATION_KEYS = ("dataset", "method", "pid", "params", "results")
@@ -46,13 +48,17 @@ def read_evaluations(paths) -> list[dict[str, Any]]:
 def damaged_files(output_dir: str | Path, resources_dir: str | Path) -> list[str]:
     """``<file>: <why>`` for every intermediate ``.json`` / ``.npz`` file of a run that was
     cut short (:func:`ufs.fileio.cut_short`): checked when the workflow plans, since a file
-    truncated after it was written keeps its mtime and nothing would re-read it."""
+    truncated after it was written keeps its mtime and nothing would re-read it. A fit
+    job's checkpoint folder (:mod:`ufs.pipeline.checkpoint`) is left out: the job itself
+    refits what was cut short there."""
     roots = [Path(output_dir) / d for d in INTERMEDIATE_DIRS] + [Path(resources_dir) / "raw"]
     found = []
     for root in roots:
         if not root.is_dir():
             continue
         for path in sorted(root.rglob("*")):
+            if path.parent.suffix == CHECKPOINT_SUFFIX:
+                continue
             if path.suffix in (".json", ".npz") and not path.name.startswith("."):
                 why = cut_short(path)
                 if why:

@@ -23,6 +23,7 @@ from ..graph import knn_graph
 from ..preprocessing import input_matrix
 from ..registry import get_method, make_estimator, source_hash
 from .budget import BUDGET_ERRORS, FitBudgetExceeded, budget_reason, fit_budget
+from .checkpoint import FitCheckpoint
 from .data_steps import download, load_data, standardize  # noqa: F401  (re-exported)
 from .io import read_record
 from .provenance import git_commit
@@ -154,6 +155,8 @@ def _fit_task(
     pid: str = "",
     budget: float | None = None,
     progress: Progress | None = None,
+    checkpoint: FitCheckpoint | None = None,
+    task_id: dict[str, Any] | None = None,
 ):
     """Fit one method for each ``h`` in ``hs``; return (arrays by label, facts by label).
 
@@ -164,6 +167,10 @@ def _fit_task(
     over it, or refused for memory (``MemoryError``), stores no arrays; its facts say
     ``budget_exceeded`` with a ``budget_reason``. Once an ``h`` exceeded the *time* budget
     the remaining ``h`` of the task are recorded as exceeded without fitting.
+
+    ``checkpoint`` (:class:`~ufs.pipeline.checkpoint.FitCheckpoint`): each finished fit is
+    stored under ``task_id`` and its label, and a fit stored by an interrupted run of the
+    job is taken from it instead of fitted again.
     """
     k = int(d["y"].max()) + 1
     kind = get_method(method).kind
@@ -175,6 +182,20 @@ def _fit_task(
         if skip:
             fits[label] = _budget_fact(h, 0.0, skip)
             _log_fit(method, pid, params, h, 0.0, None, fits[label], progress)
+            continue
+        stored = checkpoint.get(task_id, label) if checkpoint is not None else None
+        if stored is not None:
+            saved, rec = stored
+            arrays.update(saved)
+            fits[label], skip = rec["fact"], rec["skip"]
+            where = progress.next() if progress is not None else f"{stamp()} fit"
+            print(
+                f"{where}: {method} setting={pid} {params} h={'all' if h is None else h}: "
+                f"taken from the checkpoint of an interrupted run "
+                f"({fits[label]['fit_seconds']:.3f} s when fitted)",
+                file=sys.stderr,
+                flush=True,
+            )
             continue
         est = make_estimator(
             method, params, n_features_to_select=h or 1, n_clusters=k, random_state=seed
@@ -197,7 +218,10 @@ def _fit_task(
             _log_fit(method, pid, params, h, seconds, est, fits[label], progress)
             if isinstance(exceeded, FitBudgetExceeded):
                 skip = f"{SKIPPED_REASON} (h={h}: {fits[label]['budget_reason']})"
+            if checkpoint is not None:
+                checkpoint.put(task_id, label, {}, {"fact": fits[label], "skip": skip})
             continue
+        before = set(arrays)
         arrays[f"{label}|selected"] = np.asarray(est.selected_features_, dtype=np.int64)
         if hasattr(est, "feature_order_"):
             arrays[f"{label}|feature_order"] = np.asarray(est.feature_order_, dtype=np.int64)
@@ -212,6 +236,9 @@ def _fit_task(
             "warnings": sorted(messages),
         }
         _log_fit(method, pid, params, h, seconds, est, fits[label], progress)
+        if checkpoint is not None:
+            new = {name: arrays[name] for name in set(arrays) - before}
+            checkpoint.put(task_id, label, new, {"fact": fits[label], "skip": skip})
     return arrays, fits
 
 
@@ -226,6 +253,7 @@ def fit(
     seed: int = 0,
     budget_seconds: float | None = None,
     budget_key: float | None = None,
+    resume_dir: str | Path | None = None,
 ) -> None:
     """Fit a chunk of tasks on one dataset and store every result in one npz + json.
 
@@ -242,6 +270,10 @@ def fit(
     construction time is recorded in ``info["graph_seconds"]``. ``budget_key``: the
     workflow's re-run key for the budget (:func:`ufs.pipeline.budget.budget_key`), recorded
     per task (``budget_seconds`` when not given).
+
+    ``resume_dir``: a checkpoint folder (:mod:`ufs.pipeline.checkpoint`) where each
+    finished fit is stored at once, so that a killed job re-run takes the fits it had made;
+    removed once the outputs are written.
     """
     d = load_data(data)
     graphs, graph_specs = graphs or {}, graph_specs or {}
@@ -251,6 +283,15 @@ def fit(
     records = []
     progress = Progress(sum(len(t["hs"]) for t in tasks))
     methods = sorted({t["method"] for t in tasks})
+    checkpoint = (
+        FitCheckpoint(
+            resume_dir,
+            files={"data": data, **{f"graph {g}": p for g, p in graphs.items()}},
+            inputs={"seed": seed, "budget_seconds": budget_seconds},
+        )
+        if resume_dir is not None
+        else None
+    )
     print(
         f"{stamp()} {len(tasks)} task(s), {progress.total} fit(s) of {', '.join(methods)} on "
         f"{Path(data).stem}",
@@ -267,6 +308,7 @@ def fit(
                 c0 = time.process_time()
                 loaded[gid] = graph_of(d, graph_specs[gid])
                 built = graph_seconds[gid] = time.process_time() - c0  # CPU seconds
+        code = source_hash(t["method"])
         try:
             arr, fits = _fit_task(
                 d,
@@ -278,6 +320,8 @@ def fit(
                 pid=t["pid"],
                 budget=budget_seconds,
                 progress=progress,
+                checkpoint=checkpoint,
+                task_id={**t, "code_version": code},
             )
         except Exception as exc:  # name the failing task; nothing of this chunk is written
             raise RuntimeError(
@@ -292,7 +336,7 @@ def fit(
                 "kind": get_method(t["method"]).kind,
                 "seed": seed,
                 "fits": fits,
-                "code_version": source_hash(t["method"]),
+                "code_version": code,
                 "git_commit": git_commit(),
                 "budget_seconds": budget_seconds,
                 "budget_key": budget_seconds if budget_key is None else budget_key,
@@ -301,6 +345,15 @@ def fit(
         )
     write_npz(out, **arrays)
     write_json(info, {"tasks": records, "graph_seconds": graph_seconds})
+    if checkpoint is not None:
+        if checkpoint.restored:
+            print(
+                f"{stamp()} {checkpoint.restored} of {progress.total} fit(s) taken from the "
+                f"checkpoint of an interrupted run ({checkpoint.folder}), now removed",
+                file=sys.stderr,
+                flush=True,
+            )
+        checkpoint.clear()
 
 
 def fixed_iteration_budget(method: str, params: dict[str, Any]) -> bool:

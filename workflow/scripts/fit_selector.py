@@ -5,6 +5,7 @@ from _job import setup
 # first: with warm workers on, this process hands the script to one and exits here
 setup(snakemake)  # noqa: F821
 
+from ufs.pipeline.checkpoint import checkpoint_dir
 from ufs.pipeline.steps import fit
 
 sm = snakemake  # noqa: F821
@@ -19,4 +20,6 @@ fit(
     # the config's budget, always; params.budget is only the re-run key (ufs.pipeline.budget)
     budget_seconds=(sm.config.get("jobs") or {}).get("fit_budget_seconds", 600),
     budget_key=sm.params.budget,
+    # each finished fit is kept there until the outputs are written: a killed job resumes
+    resume_dir=checkpoint_dir(sm.output.result),
 )
