@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ufs.fileio import write_json, write_npz
-from ufs.pipeline import steps
+from ufs.pipeline import checkpoint, steps
 from ufs.pipeline.checkpoint import checkpoint_dir
 from ufs.pipeline.io import damaged_files
 from ufs.pipeline.steps import SKIPPED_REASON, fit, standardize
@@ -49,7 +49,9 @@ class Killed(Exception):
 
 
 def _counting(monkeypatch, kill_at: int | None = None) -> list[str]:
-    """Count the estimators the job makes; the ``kill_at``-th (1-based) kills the job."""
+    """Count the estimators the job makes; the ``kill_at``-th (1-based) kills the job.
+    Every finished fit is stored at once (these fits take milliseconds)."""
+    monkeypatch.setattr(checkpoint, "STORE_EVERY_CPU_SECONDS", 0.0)
     made: list[str] = []
     real = steps.make_estimator
 
@@ -71,9 +73,7 @@ def _outputs(out: Path, info: Path):
 
 def _without_timing(obj):
     if isinstance(obj, dict):
-        return {
-            k: _without_timing(v) for k, v in obj.items() if k not in TIMING and k != "_sha256"
-        }
+        return {k: _without_timing(v) for k, v in obj.items() if k not in TIMING and k != "_sha256"}
     if isinstance(obj, list):
         return [_without_timing(v) for v in obj]
     return obj
@@ -181,3 +181,38 @@ def test_damaged_files_leaves_checkpoints_to_their_job(tmp_path):
         path.write_text(path.read_text()[:5])
     found = damaged_files(tmp_path / "results", tmp_path / "resources")
     assert len(found) == 1 and found[0].startswith(str(fits / "dgufs.c000.json"))
+
+
+def test_millisecond_fits_are_not_stored(data, tmp_path, monkeypatch):
+    """Fits are stored in batches of at least 2 CPU-s: a job of quick fits killed loses less
+    than that, and pays no writes (nor the data's hash) for its checkpoint."""
+    out, info = tmp_path / "job.npz", tmp_path / "job.json"
+    real = steps.make_estimator
+    seen: list[bool] = []
+
+    def make(method, *args, **kwargs):
+        seen.append(checkpoint_dir(out).exists())
+        return real(method, *args, **kwargs)
+
+    monkeypatch.setattr(steps, "make_estimator", make)
+    monkeypatch.setattr(checkpoint, "sha256_file", lambda path: pytest.fail("hashed"))
+    fit(data, TASKS, out, info, resume_dir=checkpoint_dir(out))
+    assert seen == [False] * N_FITS and not checkpoint_dir(out).exists()
+
+
+def test_fits_are_stored_once_they_add_up(tmp_path):
+    """The entries are written when the kept fits reach ``every`` CPU seconds, all of them."""
+    (tmp_path / "data.npz").write_bytes(b"data")
+    cp = checkpoint.FitCheckpoint(tmp_path / "cp", files={"data": tmp_path / "data.npz"},
+                                  inputs={"seed": 0}, every=1.0)  # fmt: skip
+    task = _task("dgufs", "g", {}, [2, 3, 4])
+    cp.put(task, "h2", {"a": np.arange(3)}, {"fact": {"h": 2}, "skip": ""}, 0.6)
+    assert not (tmp_path / "cp").exists() and cp.get(task, "h2") is None
+    cp.put(task, "h3", {}, {"fact": {"h": 3}, "skip": "over"}, 0.5)
+    arrays, record = cp.get(task, "h2")
+    np.testing.assert_array_equal(arrays["a"], np.arange(3))
+    assert record == {"fact": {"h": 2}, "skip": ""}
+    assert cp.get(task, "h3") == ({}, {"fact": {"h": 3}, "skip": "over"})
+    assert cp.get(task, "h4") is None and cp.get({**task, "pid": "x"}, "h2") is None
+    cp.clear()
+    assert not (tmp_path / "cp").exists()

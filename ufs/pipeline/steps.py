@@ -169,8 +169,8 @@ def _fit_task(
     the remaining ``h`` of the task are recorded as exceeded without fitting.
 
     ``checkpoint`` (:class:`~ufs.pipeline.checkpoint.FitCheckpoint`): each finished fit is
-    stored under ``task_id`` and its label, and a fit stored by an interrupted run of the
-    job is taken from it instead of fitted again.
+    kept there under ``task_id`` and its label, and a fit stored by an interrupted run of
+    the job is taken from it instead of fitted again.
     """
     k = int(d["y"].max()) + 1
     kind = get_method(method).kind
@@ -219,7 +219,7 @@ def _fit_task(
             if isinstance(exceeded, FitBudgetExceeded):
                 skip = f"{SKIPPED_REASON} (h={h}: {fits[label]['budget_reason']})"
             if checkpoint is not None:
-                checkpoint.put(task_id, label, {}, {"fact": fits[label], "skip": skip})
+                checkpoint.put(task_id, label, {}, {"fact": fits[label], "skip": skip}, cpu)
             continue
         before = set(arrays)
         arrays[f"{label}|selected"] = np.asarray(est.selected_features_, dtype=np.int64)
@@ -238,7 +238,7 @@ def _fit_task(
         _log_fit(method, pid, params, h, seconds, est, fits[label], progress)
         if checkpoint is not None:
             new = {name: arrays[name] for name in set(arrays) - before}
-            checkpoint.put(task_id, label, new, {"fact": fits[label], "skip": skip})
+            checkpoint.put(task_id, label, new, {"fact": fits[label], "skip": skip}, cpu)
     return arrays, fits
 
 
@@ -271,9 +271,9 @@ def fit(
     workflow's re-run key for the budget (:func:`ufs.pipeline.budget.budget_key`), recorded
     per task (``budget_seconds`` when not given).
 
-    ``resume_dir``: a checkpoint folder (:mod:`ufs.pipeline.checkpoint`) where each
-    finished fit is stored at once, so that a killed job re-run takes the fits it had made;
-    removed once the outputs are written.
+    ``resume_dir``: a checkpoint folder (:mod:`ufs.pipeline.checkpoint`) where the
+    finished fits are stored (in batches of at least 2 CPU-s), so that a killed job re-run
+    takes the fits it had stored; removed once the outputs are written.
     """
     d = load_data(data)
     graphs, graph_specs = graphs or {}, graph_specs or {}
