@@ -112,6 +112,48 @@ def test_sigkill_of_a_running_job_fails_clearly_then_resumes(reference, tmp_path
     _assert_same_results(tmp_path, reference)
 
 
+def test_sigkill_of_a_slow_fit_job_resumes_from_its_checkpoint(tmp_path):
+    """A fit job killed after its first stored fit (DGUFS on digits: ~7 CPU-s a fit, over
+    the 2 CPU-s a batch of fits is stored at) re-runs only the fit it had not stored: its
+    log says which fit it took, the arrays are the stored ones, the folder is removed."""
+    import numpy as np
+
+    from ufs.fileio import read_json
+
+    config = {
+        "output_dir": "results",
+        "resources_dir": "resources",
+        "evaluation": {"restarts": 2, "reference_draws": 2},
+        "mlflow": {"enabled": False},
+        "datasets": {"digits": {"h": [5, 10]}},
+        "methods": {"dgufs": {"grid": {}}},  # its default setting only
+    }
+    cfg = write_config(tmp_path, config)
+    fits = tmp_path / "results" / "fits" / "digits"
+    partial = fits / "dgufs.c000.partial"
+    proc = _start(tmp_path, cfg)
+    stored = _wait_for(lambda: sorted(partial.glob("*.json")), proc)
+    (victim,) = _job_pids(tmp_path, "fit_selector")
+    os.kill(victim, signal.SIGKILL)
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode != 0 and "Error in rule fit" in out, out[-3000:]
+    assert len(stored) == 1 and not (fits / "dgufs.c000.npz").exists()
+    entry = read_json(stored[0])
+    assert entry["record"]["fact"]["h"] == 5
+    with np.load(stored[0].with_suffix(".npz")) as f:
+        kept = {k: f[k] for k in f.files}
+
+    run_snakemake(tmp_path, cfg)  # the profile sets rerun-incomplete
+    log = (tmp_path / "results" / "logs" / "fit" / "digits" / "dgufs.c000.log").read_text()
+    assert "h=5: taken from the checkpoint of an interrupted run" in log, log
+    assert "h=10: taken" not in log and "1 of 2 fit(s) taken from the checkpoint" in log
+    assert not partial.exists()
+    with np.load(fits / "dgufs.c000.npz") as f:
+        for name, array in kept.items():
+            np.testing.assert_array_equal(f[next(k for k in f.files if k.endswith(name))], array)
+    assert (tmp_path / "results" / "summary.md").is_file()
+
+
 def test_sigkill_of_snakemake_alone_then_unlock_and_resume(reference, tmp_path):
     """Snakemake killed alone: its jobs outlive it when it started a process per job, and
     stop with it when it handed them to warm workers (their connection closes); either
