@@ -39,8 +39,9 @@ def _key(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=repr).encode()).hexdigest()
 
 
-#: fits are stored in batches of at least this much CPU time: a killed job loses at most
-#: about this much work, and a job of millisecond fits stores (almost) nothing
+#: fits are stored in batches of at least this much CPU time: a killed job loses the fit it
+#: was making and at most about this much of finished ones, and a job of millisecond fits
+#: stores (almost) nothing
 STORE_EVERY_CPU_SECONDS = 2.0
 
 
