@@ -11,6 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -24,6 +25,7 @@ from tests.workflow_helpers import (
     snakemake_cmd,
     write_config,
 )
+from ufs.fileio import read_json
 
 pytestmark = pytest.mark.slow
 
@@ -116,10 +118,6 @@ def test_sigkill_of_a_slow_fit_job_resumes_from_its_checkpoint(tmp_path):
     """A fit job killed after its first stored fit (DGUFS on digits: ~7 CPU-s a fit, over
     the 2 CPU-s a batch of fits is stored at) re-runs only the fit it had not stored: its
     log says which fit it took, the arrays are the stored ones, the folder is removed."""
-    import numpy as np
-
-    from ufs.fileio import read_json
-
     config = {
         "output_dir": "results",
         "resources_dir": "resources",

@@ -97,9 +97,12 @@ def test_budget_reason_and_status():
 # -- fit and evaluate ---------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> Path:
-    """Three classes of 30 samples, 20 features (3 informative): the format of
-    ``steps.standardize`` (X, X_raw, y, true_features, has_truth, constant)."""
-    d = tmp_path_factory.mktemp("budget")
+    return three_class_data(tmp_path_factory.mktemp("budget"))
+
+
+def three_class_data(d: Path) -> Path:
+    """Three classes of 30 samples, 20 features (3 informative) in ``d / "data.npz"``: the
+    format of ``steps.standardize`` (X, X_raw, y, true_features, has_truth, constant)."""
     rng = np.random.default_rng(0)
     y = np.repeat(np.arange(3), 30)
     X = rng.normal(size=(90, 20))

@@ -13,7 +13,9 @@ from ufs.fileio import write_json, write_npz
 from ufs.pipeline import checkpoint, steps
 from ufs.pipeline.checkpoint import checkpoint_dir
 from ufs.pipeline.io import damaged_files
-from ufs.pipeline.steps import SKIPPED_REASON, fit, standardize
+from ufs.pipeline.steps import SKIPPED_REASON, fit
+
+from .test_fit_budget import three_class_data
 
 #: dgufs with a fixed, large number of iterations: over a 1 ms budget at its first h
 SLOW_SUBSET = {"max_iter": 1000, "tol": 1e-300}
@@ -22,14 +24,7 @@ TIMING = ("fit_seconds", "fit_cpu_seconds", "graph_seconds")
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("checkpoint")
-    rng = np.random.default_rng(1)
-    y = np.repeat(np.arange(3), 25)
-    X = rng.normal(size=(75, 12))
-    X[:, :3] += 3 * y[:, None]
-    write_npz(d / "raw.npz", X=X, y=y, true_features=np.arange(3), has_truth=True)
-    standardize(d / "raw.npz", d / "data.npz", d / "summary.json")
-    return d / "data.npz"
+    return three_class_data(tmp_path_factory.mktemp("checkpoint"))
 
 
 def _task(method, pid, params, hs):
@@ -65,6 +60,13 @@ def _counting(monkeypatch, kill_at: int | None = None) -> list[str]:
     return made
 
 
+def _killed_run(monkeypatch, data, tasks, out, kill_at: int = 4, **kwargs) -> None:
+    """A run of the job killed before its ``kill_at``-th fit: it must get that far."""
+    _counting(monkeypatch, kill_at=kill_at)
+    with pytest.raises(RuntimeError, match=f"killed before fit {kill_at}"):
+        fit(data, tasks, out, out.with_suffix(".json"), resume_dir=checkpoint_dir(out), **kwargs)
+
+
 def _outputs(out: Path, info: Path):
     with np.load(out) as f:
         arrays = {k: f[k] for k in f.files}
@@ -95,9 +97,7 @@ def test_a_killed_job_resumes_with_the_fits_it_had_made(data, tmp_path, monkeypa
     out, info = tmp_path / "job.npz", tmp_path / "job.json"
     resume = checkpoint_dir(out)
     assert resume == tmp_path / "job.partial"
-    made = _counting(monkeypatch, kill_at=4)  # killed before the max_variance fit
-    with pytest.raises(RuntimeError, match="killed before fit 4"):
-        fit(data, TASKS, out, info, resume_dir=resume)
+    _killed_run(monkeypatch, data, TASKS, out)  # before the max_variance fit
     assert not out.exists() and not info.exists()  # nothing of the job is written
     assert len(list(resume.glob("*.json"))) == 3  # kmeans_ufs at h = 2, 3, 4
 
@@ -115,19 +115,16 @@ def test_a_killed_job_resumes_with_the_fits_it_had_made(data, tmp_path, monkeypa
 def test_a_checkpoint_of_other_inputs_is_not_taken(data, tmp_path, monkeypatch):
     out, info = tmp_path / "job.npz", tmp_path / "job.json"
     resume = checkpoint_dir(out)
-    _counting(monkeypatch, kill_at=4)
-    with pytest.raises(RuntimeError):
-        fit(data, TASKS, out, info, resume_dir=resume)
+    _killed_run(monkeypatch, data, TASKS, out)
 
-    # another seed, another budget, other parameters of a task: everything is fitted again
+    # another seed, another budget, other parameters of a task: nothing is taken, so each
+    # run gets as far as its 4th fit again
     for kwargs, tasks in [
         ({"seed": 1}, TASKS),
         ({"budget_seconds": 600}, TASKS),
         ({}, [_task("kmeans_ufs", "k", {"rho": 1.05}, [2, 3, 4]), *TASKS[1:]]),
     ]:
-        _counting(monkeypatch, kill_at=4)
-        with pytest.raises(RuntimeError):
-            fit(data, tasks, out, info, resume_dir=resume, **kwargs)
+        _killed_run(monkeypatch, data, tasks, out, **kwargs)
 
     # other data (same shape, other values): nothing taken either
     other = tmp_path / "other.npz"
@@ -143,9 +140,7 @@ def test_a_checkpoint_of_other_inputs_is_not_taken(data, tmp_path, monkeypatch):
 def test_a_damaged_stored_fit_is_fitted_again(data, tmp_path, monkeypatch):
     out, info = tmp_path / "job.npz", tmp_path / "job.json"
     resume = checkpoint_dir(out)
-    _counting(monkeypatch, kill_at=4)
-    with pytest.raises(RuntimeError):
-        fit(data, TASKS, out, info, resume_dir=resume)
+    _killed_run(monkeypatch, data, TASKS, out)
     first = sorted(resume.glob("*.npz"))[0]
     first.write_bytes(first.read_bytes()[:40])  # cut short while being written
     made = _counting(monkeypatch)
@@ -161,9 +156,8 @@ def test_a_resumed_budget_stop_still_skips_the_remaining_h(data, tmp_path, monke
     tasks = [_task("dgufs", "g", SLOW_SUBSET, [2, 3, 4]), _task("max_variance", "m", {}, [None])]
     fit(data, tasks, tmp_path / "ref.npz", tmp_path / "ref.json", budget_seconds=1e-3)
     out, info = tmp_path / "job.npz", tmp_path / "job.json"
-    _counting(monkeypatch, kill_at=2)  # dgufs h=2 over the budget, h=3/4 skipped, then killed
-    with pytest.raises(RuntimeError):
-        fit(data, tasks, out, info, budget_seconds=1e-3, resume_dir=checkpoint_dir(out))
+    # dgufs h=2 over the budget, h=3/4 skipped, then killed before max_variance
+    _killed_run(monkeypatch, data, tasks, out, kill_at=2, budget_seconds=1e-3)
     made = _counting(monkeypatch)
     fit(data, tasks, out, info, budget_seconds=1e-3, resume_dir=checkpoint_dir(out))
     assert made == ["max_variance"]
