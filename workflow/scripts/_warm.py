@@ -800,7 +800,8 @@ def _drop_project() -> None:
 
 def preload_project(root: str, stamp: str) -> str:
     """Import :data:`PROJECT_PRELOAD` from the package folder ``root`` (whatever else is on
-    ``sys.path``) and fill the method registry's caches of source digests; what happened,
+    ``sys.path``), fill the method registry's caches of source digests and pay the
+    libraries' one-time costs (``ufs.pipeline.warm_up``); what happened,
     in a sentence for the server's log. Nothing stays imported when an import fails or
     when the folder's files no longer match ``stamp`` afterwards (an edit while importing):
     the children then import the project fresh.
@@ -831,6 +832,9 @@ def preload_project(root: str, stamp: str) -> str:
         if registry is not None:  # the digests a fit job records (cached by mtime)
             for method in registry.available_methods():
                 registry.source_hash(method)
+        warm_up = sys.modules.get(f"{PROJECT}.pipeline.warm_up")
+        if warm_up is not None:  # libraries' one-time costs (narwhals' plugin list): paid once
+            warm_up.warm_up(kmeans=True)
     except Exception as exc:  # noqa: BLE001 - the children will meet it and report it
         _drop_project()
         return f"project not preloaded ({type(exc).__name__}: {exc}); children import it"
