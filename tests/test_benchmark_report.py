@@ -498,3 +498,27 @@ def test_missing_data_sets_get_a_cost_estimate_checked_on_the_measured_ones(tmp_
     cells = [c.strip() for c in row.strip("|").split("|")]
     total = (est.loc[0, "fit_cpu"] + est.loc[0, "kmeans_cpu"]) / 3600
     assert cells[1] == f"{total:.2f}" and cells[4] == f"{total * worst:.2f}"
+
+
+def test_fits_timed_before_the_warm_up_are_said_to_carry_its_set_up():
+    from types import SimpleNamespace
+
+    from ufs.report.benchmark_report import WARM_UP_COMMIT, _has_warm_up, first_fit_set_up_text
+
+    fits = pd.DataFrame(
+        {
+            "method": ["all_features", "all_features", "sogfs", "sogfs"],
+            "fit_seconds": [0.011, 0.012, 3.0, 4.0],
+            "git_commit": ["", "0" * 40, "", ""],
+        }
+    )
+    text = first_fit_set_up_text(SimpleNamespace(fits=fits))
+    assert text.startswith("All 4 fits were timed before `ufs.pipeline.warm_up`")
+    assert "(`all_features`: median fit under 0.05 s)" in text and "sogfs" not in text
+    if not _has_warm_up(WARM_UP_COMMIT):
+        pytest.skip("this checkout has no git history to place the commits in")
+    fits["git_commit"] = [WARM_UP_COMMIT, f"{WARM_UP_COMMIT}-dirty", "", WARM_UP_COMMIT]
+    text = first_fit_set_up_text(SimpleNamespace(fits=fits))
+    assert text.startswith("1 of the 4 fits was timed before") and "median fit" not in text
+    fits["git_commit"] = WARM_UP_COMMIT
+    assert first_fit_set_up_text(SimpleNamespace(fits=fits)) == ""

@@ -812,7 +812,60 @@ def _runtime_section(run: Run) -> list[str]:
         for _, r in t.iterrows()
     ]
     header = ["method", "median s / data set", "max s", "label-free median s"]
-    return lines + _table(header + ["total s", "fits"], rows, right={1, 2, 3, 4, 5})
+    lines += _table(header + ["total s", "fits"], rows, right={1, 2, 3, 4, 5})
+    note = first_fit_set_up_text(run)
+    return lines + ([note, ""] if note else [])
+
+
+#: the commit from which a job's first fit is timed without the process's one-time library
+#: set-up (:mod:`ufs.pipeline.warm_up`)
+WARM_UP_COMMIT = "fe309ad956bd49d0f68551c07bfcd138c06f1f4f"
+
+
+def _has_warm_up(commit: str) -> bool:
+    """Whether ``commit`` (a fit's recorded commit) descends from :data:`WARM_UP_COMMIT`;
+    ``False`` when git or this checkout cannot tell."""
+    sha = commit.removesuffix("-dirty")
+    if not sha:
+        return False
+    try:
+        subprocess.run(
+            ["git", "merge-base", "--is-ancestor", WARM_UP_COMMIT, sha],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            timeout=10,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return True
+
+
+def first_fit_set_up_text(run: Run) -> str:
+    """A sentence on the fits timed with the process's one-time library set-up (~10 ms in
+    the first fit of each fit job, before :mod:`ufs.pipeline.warm_up`), naming the methods
+    whose times that mostly is (median fit under 0.05 s); ``""`` when every fit was timed
+    without it."""
+    f = run.fits
+    if f.empty:
+        return ""
+    commits = f["git_commit"].fillna("").astype(str)
+    known = {c: _has_warm_up(c) for c in commits.unique()}
+    before = f[~commits.map(known).astype(bool)]
+    if before.empty:
+        return ""
+    fast = before.groupby("method")["fit_seconds"].median()
+    fast = sorted(fast[fast < 0.05].index)
+    named = ", ".join(f"`{m}`" for m in fast)
+    which = f"All {len(f)} fits" if len(before) == len(f) else f"{len(before)} of the {len(f)} fits"
+    return (
+        f"{which} {'was' if len(before) == 1 else 'were'} timed before `ufs.pipeline.warm_up` (commit `{WARM_UP_COMMIT[:7]}`, or "
+        "at a commit this checkout cannot place): the first fit of each fit job then also "
+        "paid the process's one-time library set-up (~10 ms, measured 2026-11-29: "
+        "scikit-learn's first feature-name check reads every installed package's entry "
+        "points), so fit times of a few hundredths of a second are mostly that set-up"
+        + (f", not the method ({named}: median fit under 0.05 s)." if named else ".")
+    )
 
 
 def missing_estimate(run: Run) -> tuple[pd.DataFrame, Any, pd.DataFrame]:
