@@ -529,3 +529,28 @@ def test_reproduction_from_a_missing_or_damaged_archive_is_one_line(tmp_path, ca
         err = capsys.readouterr().err
         assert "Traceback" not in err and "is not a readable .tar.xz archive" in err
         assert err.count("\n") == 1 and not out.exists()
+
+
+def test_reproduction_scope_says_when_resumed_fits_outlast_the_jobs(tmp_path):
+    """A fit job resumed from its checkpoint: Snakemake measured only its last attempt, so
+    the fits, timed when they were made, add up to more than the job time; the scope line
+    says so instead of printing the two numbers as if one held the other."""
+    from ufs.report.reproduction_report import run_scope
+
+    run = tmp_path / "run"
+    run.mkdir()
+    timing = {"jobs": 2, "job_wall_seconds": 60, "solver_seconds": 30, "kmeans_seconds": 6}
+    (run / "timing.json").write_text(json.dumps(timing))
+    assert "last attempt" not in run_scope(run)[0]
+    (run / "timing.json").write_text(json.dumps({**timing, "solver_seconds": 600}))
+    line = run_scope(run)[0]
+    assert "1.0 min of job time as Snakemake measured each job's last attempt" in line
+    assert "(10.0 min in solvers, 0.1 min in k-means)" in line
+
+
+def test_summary_overhead_is_not_a_negative_share():
+    from ufs.report.aggregate import overhead_text
+
+    assert overhead_text({"outside_share": 0.254}).endswith("figures): 25%.")
+    text = overhead_text({"outside_share": -0.4})
+    assert "not measured" in text and "last attempt" in text and "%" not in text

@@ -239,6 +239,23 @@ def timing_summary(benchmarks: list[str | Path], evaluations: list[str | Path]) 
     }
 
 
+def overhead_text(timing: dict[str, float]) -> str:
+    """The summary's sentence on the share of job time outside the methods and k-means
+    (:func:`timing_summary`); none when the methods took longer than the jobs, as they do
+    after a fit job resumed from its checkpoint (Snakemake times only its last attempt)."""
+    head = (
+        "*Overhead*: the share of the summed job wall time outside methods and k-means "
+        "(start-up, imports, I/O, tables and figures): "
+    )
+    if timing["outside_share"] >= 0:
+        return head + f"{100 * timing['outside_share']:.0f}%."
+    return head + (
+        "not measured: the methods and k-means took longer than the jobs as Snakemake "
+        "measured them, which counts only a job's last attempt (a fit job resumed from its "
+        "checkpoint took its earlier fits from it)."
+    )
+
+
 def _write_table_csv(sel: pd.DataFrame, out_csv) -> None:
     cols = [c for c in sel.columns if c != "objective_curve"]
     write_with(out_csv, lambda p: sel[cols].to_csv(p, index=False))
@@ -629,9 +646,7 @@ def write_summary(
         f"wall time summed over jobs: {timing['job_wall_seconds']:.1f} s; in solvers: "
         f"{timing['solver_seconds']:.1f} s; in kNN graphs built by fit jobs: "
         f"{timing.get('graph_seconds', 0.0):.1f} s; in k-means evaluation: "
-        f"{timing['kmeans_seconds']:.1f} s. *Overhead*: the share of the summed job wall time "
-        f"outside methods and k-means (start-up, imports, I/O, tables and figures): "
-        f"{100 * timing['outside_share']:.0f}%.",
+        f"{timing['kmeans_seconds']:.1f} s. " + overhead_text(timing),
         "",
         "## Legend",
         "",
