@@ -16,9 +16,9 @@ recorded ~10 ms slower than it is — Laplacian Score on wine as ~15 ms where it
 and every evaluate job's first k-means run ~35 ms slower (measured 2026-11-29 in forked
 children, wine-sized data: 68-76 ms first, 35-39 ms after). :func:`warm_up` runs the same
 library calls once on a tiny problem, untimed; the fit and evaluate steps call it before
-their first timed call, and the warm server calls it once, so that its children find
-narwhals' plugin list already read. What it costs stays with the job (its overhead), where
-it belongs.
+their first timed call, and the warm server calls it once (without k-means), so that
+its children find narwhals' plugin list already read. What it costs stays with the job
+(its overhead), where it belongs.
 """
 
 from __future__ import annotations

@@ -858,9 +858,10 @@ def first_fit_set_up_text(run: Run) -> str:
     fast = sorted(fast[fast < 0.05].index)
     named = ", ".join(f"`{m}`" for m in fast)
     which = f"All {len(f)} fits" if len(before) == len(f) else f"{len(before)} of the {len(f)} fits"
+    verb = "was" if len(before) == 1 else "were"
     return (
-        f"{which} {'was' if len(before) == 1 else 'were'} timed before `ufs.pipeline.warm_up` (commit `{WARM_UP_COMMIT[:7]}`, or "
-        "at a commit this checkout cannot place): the first fit of each fit job then also "
+        f"{which} {verb} timed before `ufs.pipeline.warm_up` (commit `{WARM_UP_COMMIT[:7]}`, "
+        "or at a commit this checkout cannot place): the first fit of each fit job then also "
         "paid the process's one-time library set-up (~10 ms, measured 2026-11-29: "
         "scikit-learn's first feature-name check reads every installed package's entry "
         "points), so fit times of a few hundredths of a second are mostly that set-up"

@@ -833,8 +833,11 @@ def preload_project(root: str, stamp: str) -> str:
             for method in registry.available_methods():
                 registry.source_hash(method)
         warm_up = sys.modules.get(f"{PROJECT}.pipeline.warm_up")
-        if warm_up is not None:  # libraries' one-time costs (narwhals' plugin list): paid once
-            warm_up.warm_up(kmeans=True)
+        # narwhals' plugin list, read once for every child; not the k-means warm-up: its
+        # cost in a child is the pages it copies (paid there anyway), and the server runs no
+        # OpenMP code before it forks
+        if warm_up is not None:
+            warm_up.warm_up()
     except Exception as exc:  # noqa: BLE001 - the children will meet it and report it
         _drop_project()
         return f"project not preloaded ({type(exc).__name__}: {exc}); children import it"
