@@ -29,7 +29,10 @@ the k-means evaluation's CPU time. Then
     outside share (all)  = 1 - (method + kmeans) / (jobs_cpu + scheduler_cpu)
 
 Everything is CPU time, so a loaded machine changes the wall time but hardly the shares
-(the load average is printed before and after). Also printed: the wall time and the jobs
+(the load average is printed before and after). A shared machine's speed also drifts: a
+fixed workload (``speed_probe``: k-means restarts and a pure-Python loop) is timed before and
+after the run, so that two runs' wall times are compared only where their probes agree; the
+library versions and the CPU are printed and recorded (``environment``). Also printed: the wall time and the jobs
 per rule (from Snakemake's log).
 
 ``--floor`` then runs, with the same wrapper and cores, a *null pipeline* of as many jobs
@@ -74,6 +77,56 @@ with open(sys.argv[1], "w") as f:
                "exit": code}, f)
 sys.exit(code)
 """
+
+
+#: a fixed workload timed before and after the run (:func:`speed_probe`), in a process of
+#: its own with one BLAS thread: k-means restarts (NumPy, scikit-learn's compiled code) and
+#: a pure-Python loop (the interpreter, as in the jobs' set-up, MLflow and figures)
+PROBE = r"""
+import json, time
+import numpy as np
+from sklearn.cluster import KMeans
+X = np.random.default_rng(0).standard_normal((2000, 20))
+t = time.process_time()
+for seed in range(50):
+    KMeans(n_clusters=10, n_init=1, random_state=seed).fit(X)
+numeric = time.process_time() - t
+t = time.process_time()
+acc = 0
+for i in range(6_000_000):
+    acc += i % 7
+python = time.process_time() - t
+print(json.dumps({"numeric": numeric, "python": python}))
+"""
+
+
+def speed_probe() -> dict[str, float]:
+    """CPU seconds of :data:`PROBE`'s two parts. The machine here is shared and its speed
+    has varied by ~30 % between runs of one hour (2026-11-29): a run's wall time is only
+    comparable with another's when their probes agree."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, check=True
+    )
+    return json.loads(out.stdout)
+
+
+def environment() -> dict[str, str]:
+    """The interpreter, the libraries whose speed the run measures, and the CPU."""
+    from importlib import metadata
+
+    env = {"python": sys.version.split()[0]}
+    for dist in ("numpy", "scipy", "scikit-learn", "matplotlib", "mlflow", "snakemake"):
+        try:
+            env[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            env[dist] = "not installed"
+    cpu = "?"
+    if os.path.exists("/proc/cpuinfo"):
+        m = re.search(r"^model name\s*:\s*(.+)$", Path("/proc/cpuinfo").read_text(), re.M)
+        cpu = m.group(1).strip() if m else cpu
+    env["cpu"] = f"{cpu}, {os.cpu_count()} logical cores"
+    return env
 
 
 def _load() -> str:
@@ -244,7 +297,18 @@ def main(argv: list[str] | None = None) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     if (workdir / "results").exists():
         raise SystemExit(f"{workdir / 'results'} exists: give a fresh --workdir")
+    probe_before = speed_probe()
     r = run(args.cores, args.configfile, workdir, extra)
+    r["probe"] = {"before": probe_before, "after": speed_probe()}
+    r["environment"] = environment()
+    print(", ".join(f"{k} {v}" for k, v in r["environment"].items()))
+    print(
+        "speed probe before / after (CPU s): "
+        + "; ".join(
+            f"{part} {r['probe']['before'][part]:.2f} / {r['probe']['after'][part]:.2f}"
+            for part in ("numeric", "python")
+        )
+    )
     print(f"load average before / after: {r['load_before']} / {r['load_after']}")
     print(f"wall {r['wall_seconds']:.1f} s, {r['jobs']} jobs: {r['jobs_per_rule']}")
     print(f"jobs CPU {r['jobs_cpu']:.1f} s, Snakemake main process {r['scheduler_cpu']:.1f} s")

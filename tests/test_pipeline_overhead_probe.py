@@ -1,0 +1,35 @@
+"""benchmarks/pipeline_overhead.py: the environment record and the speed probe that make two
+runs' wall times comparable (the script's full run is the benchmark itself, not a test)."""
+
+from __future__ import annotations
+
+import importlib.util
+from importlib import metadata
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location(
+        "pipeline_overhead", REPO / "benchmarks" / "pipeline_overhead.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_environment_names_the_installed_libraries_and_the_cpu():
+    env = _script().environment()
+    assert env["numpy"] == metadata.version("numpy")
+    assert env["matplotlib"] == metadata.version("matplotlib")
+    assert env["scikit-learn"] == metadata.version("scikit-learn")
+    assert env["python"].count(".") == 2
+    assert env["cpu"].endswith("logical cores")
+
+
+def test_speed_probe_times_both_parts_in_a_process_of_its_own():
+    probe = _script().speed_probe()
+    assert set(probe) == {"numeric", "python"}
+    # each part is a real workload: far above the clock's resolution
+    assert all(0.01 < v < 60 for v in probe.values()), probe
