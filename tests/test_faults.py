@@ -213,7 +213,14 @@ def test_second_invocation_on_the_same_directory_is_refused(reference, tmp_path)
         ),
         first,
     )
-    second = run_snakemake(tmp_path, cfg, check=False)
+    # the first run holds its lock, stopped, while the second one starts: on a fast machine
+    # the whole first run could end during the second's start-up (~3 s), and the second
+    # then met a lock file removed under it (seen on 2026-11-29: FileNotFoundError)
+    os.killpg(first.pid, signal.SIGSTOP)
+    try:
+        second = run_snakemake(tmp_path, cfg, check=False)
+    finally:
+        os.killpg(first.pid, signal.SIGCONT)
     assert second.returncode != 0
     assert "cannot be locked" in second.stdout + second.stderr
     out, _ = first.communicate(timeout=900)
