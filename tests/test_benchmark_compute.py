@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.workflow_helpers import benchmark_script
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location(
-        "benchmark_compute", REPO / "benchmarks" / "benchmark_compute.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmark_script("benchmark_compute")
 
 
 def _ev(method, dataset, cpu, label_free=True, budget=600, kind="subset", n_results=2):

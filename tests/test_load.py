@@ -8,25 +8,15 @@ run keys. The fast tests below show that the checks do fail on a wrong count.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
 
-from tests.workflow_helpers import REPO
+from tests.workflow_helpers import benchmark_script
 
 N_CI = 30
 
 
 def _load_test_module():
-    name = "ufs_benchmarks_load_test"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / "load_test.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmark_script("load_test")
 
 
 lt = _load_test_module()

@@ -3,20 +3,13 @@ runs' wall times comparable (the script's full run is the benchmark itself, not 
 
 from __future__ import annotations
 
-import importlib.util
 from importlib import metadata
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.workflow_helpers import benchmark_script
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location(
-        "pipeline_overhead", REPO / "benchmarks" / "pipeline_overhead.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmark_script("pipeline_overhead")
 
 
 def test_environment_names_the_installed_libraries_and_the_cpu():

@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
+
+
+def benchmark_script(stem: str) -> ModuleType:
+    """``benchmarks/<stem>.py`` imported as a module (once: later calls return the same one),
+    to test its functions without running the benchmark."""
+    name = f"ufs_benchmarks_{stem}"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{stem}.py")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[name]
+
 
 TINY = {
     "output_dir": "results",
