@@ -31,9 +31,10 @@ the k-means evaluation's CPU time. Then
 Everything is CPU time, so a loaded machine changes the wall time but hardly the shares
 (the load average is printed before and after). A shared machine's speed also drifts: a
 fixed workload (``speed_probe``: k-means restarts and a pure-Python loop) is timed before and
-after the run, so that two runs' wall times are compared only where their probes agree; the
-library versions and the CPU are printed and recorded (``environment``). Also printed: the wall time and the jobs
-per rule (from Snakemake's log).
+after the run, and a small Python loop every 5 s during it (``SpeedSampler``): runs whose
+probes or samples disagree are not comparable (agreement does not prove that they are). The
+library versions and the CPU are printed and recorded (``environment``). Also printed: the
+wall time and the jobs per rule (from Snakemake's log).
 
 ``--floor`` then runs, with the same wrapper and cores, a *null pipeline* of as many jobs
 as the real run had: every job a ``script:`` that only writes its output (``bare``) or
@@ -57,6 +58,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -109,6 +111,47 @@ def speed_probe() -> dict[str, float]:
         [sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, check=True
     )
     return json.loads(out.stdout)
+
+
+class SpeedSampler(threading.Thread):
+    """Times a small pure-Python loop (its CPU time, in ms) every ``every`` seconds while the
+    run goes on: the probes before and after a run do not see the machine's speed drift during
+    it (2026-11-29: the figures' CPU differed by 16-26 % between two runs back to back whose
+    probes agreed). Each sample costs ~10 ms of one core, ~0.2 % of it at the default period;
+    samples taken while both cores are busy also include the run's own contention, alike in
+    comparable runs."""
+
+    def __init__(self, every: float = 5.0, steps: int = 200_000):
+        super().__init__(daemon=True)
+        self.every, self.steps = every, steps
+        self.samples: list[float] = []
+        self._stop_event = threading.Event()
+
+    def sample(self) -> float:
+        t = time.thread_time()
+        acc = 0
+        for i in range(self.steps):
+            acc += i % 7
+        return 1000.0 * (time.thread_time() - t)
+
+    def run(self) -> None:
+        while not self._stop_event.wait(self.every):
+            self.samples.append(self.sample())
+
+    def stop(self) -> list[float]:
+        self._stop_event.set()
+        self.join()
+        return self.samples
+
+
+def _spread(samples: list[float]) -> dict[str, float]:
+    """Median, minimum and maximum of the sampler's values (NaN when it took none)."""
+    if not samples:
+        return {"median": float("nan"), "min": float("nan"), "max": float("nan"), "n": 0}
+    ordered = sorted(samples)
+    mid = len(ordered) // 2
+    median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    return {"median": median, "min": ordered[0], "max": ordered[-1], "n": len(ordered)}
 
 
 def environment() -> dict[str, str]:
@@ -219,9 +262,12 @@ def run(cores: int, configfile: str | None, workdir: Path, extra: list[str]) -> 
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     env["UFS_WARM_DIR"] = str(sockets)
     load_before = _load()
+    sampler = SpeedSampler()
+    sampler.start()
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
+    during = _spread(sampler.stop())
     log = proc.stdout + proc.stderr
     (workdir / "snakemake.log").write_text(log)
     if proc.returncode != 0:
@@ -244,6 +290,7 @@ def run(cores: int, configfile: str | None, workdir: Path, extra: list[str]) -> 
         "outside_share_all": 1.0 - useful / (usage["jobs_cpu"] + usage["scheduler_cpu"]),
         "load_before": load_before,
         "load_after": _load(),
+        "speed_during_ms": during,
     }
 
 
@@ -308,6 +355,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{part} {r['probe']['before'][part]:.2f} / {r['probe']['after'][part]:.2f}"
             for part in ("numeric", "python")
         )
+    )
+    d = r["speed_during_ms"]
+    print(
+        f"speed samples during the run (CPU ms of a Python loop, {d['n']} samples): median "
+        f"{d['median']:.1f}, {d['min']:.1f}-{d['max']:.1f}"
     )
     print(f"load average before / after: {r['load_before']} / {r['load_after']}")
     print(f"wall {r['wall_seconds']:.1f} s, {r['jobs']} jobs: {r['jobs_per_rule']}")
