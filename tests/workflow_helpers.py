@@ -1,4 +1,5 @@
-"""Helpers for the tests that run the Snakemake workflow in a temporary directory."""
+"""Helpers for the tests that run the Snakemake workflow in a temporary directory, and for
+the tests of the scripts in ``benchmarks/``."""
 
 from __future__ import annotations
 
