@@ -515,6 +515,21 @@ def test_a_laid_out_figure_is_drawn_once_per_file(tmp_path, monkeypatch):
         assert (tmp_path / f"new.{ext}").read_bytes() == (tmp_path / f"old.{ext}").read_bytes()
 
 
+def test_a_font_is_embedded_once_with_characters_past_latin1(tmp_path):
+    """The figures' markers († ◊ —) are past Latin-1; matplotlib 3.11 sized the PDF's font
+    subsets by ``ps.fonttype`` (Type 3's 256 glyphs), so such text embedded its font twice
+    (issue 39). One font, one font program."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.set_title("seed methods \u2014 \u2020 \u25ca")  # no ligature pair (ff, fi, fl)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    figures.save_figure(fig, tmp_path / "marks.png", dpi=50)
+    pdf = (tmp_path / "marks.pdf").read_bytes()
+    assert pdf.count(b"/FontFile2") == 1
+
+
 # -- critical-difference diagrams (ufs.report.rank_report) ----------------------------------------
 
 

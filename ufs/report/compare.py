@@ -48,6 +48,7 @@ import pandas as pd
 
 from ..fileio import write_text, write_with
 from .aggregate import _save_figure
+from .fonts import in_figure_font
 
 __all__ = [
     "compare_published",
@@ -378,6 +379,7 @@ def comparison_markdown(cmp: pd.DataFrame, paper: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+@in_figure_font
 def write_comparison(
     published_csv,
     table_csvs,

@@ -2,7 +2,8 @@
 
 Every figure is written twice, atomically (:func:`save_figure`): a PNG for screens
 (:data:`PNG_DPI`) and a vector PDF beside it for papers (same name, ``.pdf``; TrueType
-fonts, for LaTeX).
+fonts, for LaTeX). The text is DejaVu Sans, matplotlib's default, as a copy cut to the
+characters the figures write (:mod:`ufs.report.fonts`): the same drawing, cheaper PDFs.
 
 **One style per method** (:func:`method_style`), the same in every figure, data set and run
 (fixed per registered name, never derived from which methods a run contains):
@@ -64,6 +65,7 @@ import pandas as pd
 
 from ..fileio import write_with
 from ..pipeline.status import STATUS_MARK
+from .fonts import font_family
 
 __all__ = [
     "SEED_METHODS",
@@ -315,7 +317,11 @@ def save_figure(fig, path: str | Path, dpi: int = PNG_DPI, *, vector: bool = Tru
     atomically, and free the figure; ``kw`` go to ``savefig`` (e.g. ``bbox_inches``).
 
     The PDF embeds its fonts as TrueType (not Type 3, which some publishers refuse) and
-    carries no creation date. The per-data-set figures are laid out by ``tight_layout``
+    carries no creation date. ``ps.fonttype`` is set to 42 as well: matplotlib 3.11's PDF
+    writer sizes its font subsets by it, and with Type 3's 256 it embedded every font
+    whose text has a character past Latin-1 (the figures' †, ◊, —) twice, as two
+    subsets, each costing a parse of the whole font file (issue 39: 13 -> 11 font
+    programs in digits' four PDFs). The per-data-set figures are laid out by ``tight_layout``
     before they are saved, so the canvas is written as it is: ``bbox_inches="tight"``
     would render the figure once more to measure it (~30 % of a data set's aggregation
     job, issue 15); the CD diagrams pass it. ``tight_layout`` leaves a placeholder layout
@@ -331,7 +337,7 @@ def save_figure(fig, path: str | Path, dpi: int = PNG_DPI, *, vector: bool = Tru
         fig.set_layout_engine(None)
     write_with(path, lambda p: fig.savefig(p, dpi=dpi, format="png", **kw))
     if vector:
-        with plt.rc_context({"pdf.fonttype": 42}):
+        with plt.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42}):
             write_with(
                 vector_path(path),
                 lambda p: fig.savefig(p, format="pdf", metadata={"CreationDate": None}, **kw),
@@ -341,6 +347,12 @@ def save_figure(fig, path: str | Path, dpi: int = PNG_DPI, *, vector: bool = Tru
 
 
 Saver = Callable[..., Path]
+
+
+def figure_rc() -> dict:
+    """The per-data-set figures' rc settings: :data:`_RC` in the figures' font
+    (:func:`ufs.report.fonts.font_family`)."""
+    return {**_RC, "font.family": font_family()}
 
 
 def _pyplot():
@@ -437,7 +449,7 @@ def plot_metric_vs_h(sel: pd.DataFrame, base: str, metric: str, path, save: Save
     groups = _panel_groups(sel)
     roles = _roles(sel)
     hs = sorted({int(h) for h in sel.loc[sel["h_label"] != "all", "h"]})
-    with plt.rc_context(_RC):
+    with plt.rc_context(figure_rc()):
         fig, axes = plt.subplots(
             len(groups),
             2,
@@ -764,7 +776,7 @@ def plot_convergence(df: pd.DataFrame, base: str, path, save: Saver = save_figur
     h_color = {h: cmap(0.85 * i / max(1, len(hs) - 1)) for i, h in enumerate(hs)}
     ncols = min(4, max(1, len(methods)))
     nrows = max(1, -(-len(methods) // ncols))
-    with plt.rc_context(_RC):
+    with plt.rc_context(figure_rc()):
         fig, axes = plt.subplots(
             nrows, ncols, figsize=(2.2 * ncols + 0.6, 1.75 * nrows + 1.4), squeeze=False
         )
@@ -962,7 +974,7 @@ def plot_runtime(df: pd.DataFrame, base: str, path, save: Saver = save_figure):
     stats = runtime_stats(df)
     origin = runtime_origin(stats)
     free = df[df["label_free"]]
-    with plt.rc_context(_RC):
+    with plt.rc_context(figure_rc()):
         fig, ax = plt.subplots(figsize=(5.6, 0.22 * len(stats) + 1.6))
         y = np.arange(len(stats))
         end = stats["mean"].clip(lower=origin).to_numpy()

@@ -24,6 +24,7 @@ import pandas as pd
 
 from ..pipeline.io import read_evaluations
 from ..pipeline.status import STATUS_MARK
+from .fonts import in_figure_font
 
 __all__ = ["grid_scores", "grid_markdown", "plot_grid", "plot_curves", "write_grid_report"]
 
@@ -149,6 +150,7 @@ def grid_markdown(scores: pd.DataFrame, x: str, y: str, cols: Sequence[str]) -> 
     return lines
 
 
+@in_figure_font
 def plot_grid(
     scores: pd.DataFrame, method: str, x: str, y: str, cols: Sequence[str], path, save=None
 ) -> Path:
@@ -212,6 +214,7 @@ def plot_grid(
     return (save or save_figure)(fig, Path(path))
 
 
+@in_figure_font
 def plot_curves(
     scores: pd.DataFrame, method: str, path, save=None, reference: str | None = None
 ) -> Path:

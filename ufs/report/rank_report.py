@@ -13,6 +13,7 @@ from ..pipeline.status import STATUS_MARK
 from ..stats.ranking import PROTOCOL_TITLES, RankResult, post_hoc
 from .cells import Cell, Row, emphasis
 from .figures import PNG_DPI, method_group, method_style, save_figure
+from .fonts import in_figure_font
 
 __all__ = [
     "overview_markdown",
@@ -285,6 +286,7 @@ def _cd_subtitle(r: RankResult) -> str:
     return sub
 
 
+@in_figure_font
 def cd_figure(result: RankResult):
     """The critical-difference diagram: methods at their average rank on a 1..k axis (best
     on the left), each with its marker and colour (:func:`ufs.report.figures.method_style`),
