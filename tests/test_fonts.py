@@ -57,6 +57,20 @@ def test_the_four_faces_are_made_once_and_registered(made, monkeypatch):
     assert fonts.font_family.__wrapped__() == family
 
 
+def test_a_damaged_copy_is_made_again(tmp_path, monkeypatch):
+    import matplotlib as mpl
+    from matplotlib import font_manager
+
+    monkeypatch.setattr(mpl, "get_cachedir", lambda: str(tmp_path))
+    monkeypatch.setattr(font_manager.fontManager, "ttflist", list(font_manager.fontManager.ttflist))
+    assert fonts.font_family.__wrapped__()[0] == "UFS Sans"
+    bold = next(tmp_path.glob("ufs-fonts/*/UFSSans-Bold.ttf"))
+    good = bold.read_bytes()
+    bold.write_bytes(b"not a font")
+    assert fonts.font_family.__wrapped__()[0] == "UFS Sans"
+    assert bold.read_bytes() == good
+
+
 def test_every_character_keeps_its_glyph_and_metrics(made):
     from fontTools.ttLib import TTFont
 

@@ -114,17 +114,30 @@ def font_family() -> list[str]:
     import matplotlib as mpl
     from matplotlib import font_manager
 
+    cache = Path(mpl.get_cachedir()) / "ufs-fonts"
     try:
         folder = Path(mpl.get_data_path()) / "fonts" / "ttf"
         sources = [folder / name for name in FACES]
-        cache = Path(mpl.get_cachedir()) / "ufs-fonts" / _key(sources)
+        cache = cache / _key(sources)
         for src in sources:
             target = cache / _renamed(src.name)
             if not target.is_file():
                 make_face(src, target)
-            font_manager.fontManager.addfont(str(target))
+            try:
+                font_manager.fontManager.addfont(str(target))
+            except (OSError, RuntimeError, ValueError):  # a damaged copy: made again, once
+                make_face(src, target)
+                font_manager.fontManager.addfont(str(target))
     except Exception as exc:  # noqa: BLE001 - any failure: the full font, as before
-        _log.warning("figures use %s, not %s: %s", SOURCE_FAMILY, FAMILY, exc)
+        _log.warning(
+            "figures use %s, not its cut copy %s (%s: %s); their PDFs cost more. Deleting %s "
+            "makes the copy again.",
+            SOURCE_FAMILY,
+            FAMILY,
+            type(exc).__name__,
+            exc,
+            cache,
+        )
         return [SOURCE_FAMILY]
     return [FAMILY, SOURCE_FAMILY]
 
