@@ -9,7 +9,7 @@ import pytest
 
 from ufs.fileio import write_json
 from ufs.registry import available_methods, get_method, methods_with_role
-from ufs.report import aggregate, figures, rank_report
+from ufs.report import aggregate, figures, fonts, rank_report
 from ufs.stats import ranking
 
 matplotlib = pytest.importorskip("matplotlib")
@@ -484,6 +484,8 @@ def test_plot_dataset_writes_pngs_and_pdfs(run, tmp_path):
         pdf = figures.vector_path(p).read_bytes()
         assert pdf[:5] == b"%PDF-" and b"/FontFile2" in pdf  # TrueType, not Type 3
         assert b"/Subtype /Type3" not in pdf and b"CreationDate" not in pdf
+        if fonts.font_family()[0] == fonts.FAMILY:  # the figures' cut font (ufs.report.fonts)
+            assert b"+UFSSans" in pdf and b"+DejaVuSans" not in pdf, p.name
     assert not list(tmp_path.glob(".*"))  # no temporary file left behind
 
 

@@ -22,21 +22,22 @@ def made(tmp_path_factory):
     from matplotlib import font_manager
 
     cache = tmp_path_factory.mktemp("mplcache")
-    before = list(font_manager.fontManager.ttflist)
+    # matplotlib's cache folder redirected only while the fonts are made: the module's other
+    # tests (and ``font_family()``'s per-process answer) keep the process's own
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(mpl, "get_cachedir", lambda: str(cache))
-        try:
-            family = fonts.font_family.__wrapped__()
-            yield family, sorted(cache.glob("ufs-fonts/*/*.ttf"))
-        finally:
-            font_manager.fontManager.ttflist[:] = before
-            font_manager.fontManager._findfont_cached.cache_clear()
+        family = fonts.font_family.__wrapped__()
+    try:
+        yield family, sorted(cache.glob("ufs-fonts/*/*.ttf"))
+    finally:  # only this fixture's fonts: others registered meanwhile stay
+        font_manager.fontManager.ttflist[:] = [
+            f for f in font_manager.fontManager.ttflist if not Path(f.fname).is_relative_to(cache)
+        ]
+        font_manager.fontManager._findfont_cached.cache_clear()
 
 
 def _source(name: str) -> Path:
-    import matplotlib as mpl
-
-    return Path(mpl.get_data_path()) / "fonts" / "ttf" / name
+    return fonts.source_folder() / name
 
 
 def test_the_four_faces_are_made_once_and_registered(made, monkeypatch):
@@ -53,6 +54,9 @@ def test_the_four_faces_are_made_once_and_registered(made, monkeypatch):
     registered = {f.fname for f in font_manager.fontManager.ttflist if f.name == "UFS Sans"}
     assert {str(f) for f in files} <= registered
     # found in the cache the second time: nothing is made again
+    import matplotlib as mpl
+
+    monkeypatch.setattr(mpl, "get_cachedir", lambda: str(files[0].parents[2]))
     monkeypatch.setattr(fonts, "make_face", lambda *a: pytest.fail("made again"))
     assert fonts.font_family.__wrapped__() == family
 
@@ -169,13 +173,19 @@ def test_a_pdf_embeds_the_cut_font_and_the_fallback_only_for_what_it_lacks(made)
     assert b"UFSSans" not in fonts_of(_draw(["DejaVu Sans"], "pdf"))
 
 
-def test_the_data_set_figures_use_the_cut_font(tmp_path):
+def test_a_decorated_figure_maker_uses_the_cut_font(tmp_path):
     import matplotlib.pyplot as plt
 
-    with plt.rc_context(figures.figure_rc()):
+    @fonts.in_figure_font
+    def make():
         fig, ax = plt.subplots()
         ax.set_title("kmeans_ufs \u2020")
         fig.tight_layout()
+        return fig
+
+    fig = make()
+    ax = fig.axes[0]
+    ax.set_xticks([0.1, 0.2, 0.3])  # ticks made after it returned copy the first tick's font
     figures.save_figure(fig, tmp_path / "f.png", dpi=50)
     pdf = (tmp_path / "f.pdf").read_bytes()
     if fonts.font_family()[0] != fonts.FAMILY:

@@ -65,7 +65,7 @@ import pandas as pd
 
 from ..fileio import write_with
 from ..pipeline.status import STATUS_MARK
-from .fonts import font_family
+from .fonts import in_figure_font
 
 __all__ = [
     "SEED_METHODS",
@@ -349,12 +349,6 @@ def save_figure(fig, path: str | Path, dpi: int = PNG_DPI, *, vector: bool = Tru
 Saver = Callable[..., Path]
 
 
-def figure_rc() -> dict:
-    """The per-data-set figures' rc settings: :data:`_RC` in the figures' font
-    (:func:`ufs.report.fonts.font_family`)."""
-    return {**_RC, "font.family": font_family()}
-
-
 def _pyplot():
     import matplotlib
 
@@ -441,6 +435,7 @@ def clipped_yerr(mean, std, top: float = 100.0) -> np.ndarray:
     return np.vstack([np.minimum(std, mean), np.minimum(std, top - mean)]).clip(min=0)
 
 
+@in_figure_font
 def plot_metric_vs_h(sel: pd.DataFrame, base: str, metric: str, path, save: Saver = save_figure):
     """ACC or NMI (%) against h: one row per method group (:func:`method_group`), columns
     label-tuned / label-free; references in every row; ±1 std bars (clipped to [0, 100])
@@ -449,7 +444,7 @@ def plot_metric_vs_h(sel: pd.DataFrame, base: str, metric: str, path, save: Save
     groups = _panel_groups(sel)
     roles = _roles(sel)
     hs = sorted({int(h) for h in sel.loc[sel["h_label"] != "all", "h"]})
-    with plt.rc_context(figure_rc()):
+    with plt.rc_context(_RC):
         fig, axes = plt.subplots(
             len(groups),
             2,
@@ -761,6 +756,7 @@ def _gap_axis(ax, gaps: np.ndarray, constant: float | None) -> None:
     ax.set_ylim(0, 10.0 ** (np.log10(gaps.max()) + 0.15))
 
 
+@in_figure_font
 def plot_convergence(df: pd.DataFrame, base: str, path, save: Saver = save_figure):
     """One panel per iterative method (label-free setting): relative gap to the lowest
     objective value reached, symlog y, integer iteration ticks; one line per fit (per h
@@ -776,7 +772,7 @@ def plot_convergence(df: pd.DataFrame, base: str, path, save: Saver = save_figur
     h_color = {h: cmap(0.85 * i / max(1, len(hs) - 1)) for i, h in enumerate(hs)}
     ncols = min(4, max(1, len(methods)))
     nrows = max(1, -(-len(methods) // ncols))
-    with plt.rc_context(figure_rc()):
+    with plt.rc_context(_RC):
         fig, axes = plt.subplots(
             nrows, ncols, figsize=(2.2 * ncols + 0.6, 1.75 * nrows + 1.4), squeeze=False
         )
@@ -962,6 +958,7 @@ def runtime_origin(stats: pd.DataFrame) -> float:
     return float(positive.min()) if positive.size else 1e-6
 
 
+@in_figure_font
 def plot_runtime(df: pd.DataFrame, base: str, path, save: Saver = save_figure):
     """CPU seconds (:func:`runtime_column`) per fit of the label-free settings (mean, min–max over the fits
     of a subset method) on a log axis starting at the fastest fit (:func:`runtime_origin`):
@@ -974,7 +971,7 @@ def plot_runtime(df: pd.DataFrame, base: str, path, save: Saver = save_figure):
     stats = runtime_stats(df)
     origin = runtime_origin(stats)
     free = df[df["label_free"]]
-    with plt.rc_context(figure_rc()):
+    with plt.rc_context(_RC):
         fig, ax = plt.subplots(figsize=(5.6, 0.22 * len(stats) + 1.6))
         y = np.arange(len(stats))
         end = stats["mean"].clip(lower=origin).to_numpy()

@@ -106,6 +106,13 @@ def make_face(source: str | Path, target: str | Path) -> None:
     write_with(target, lambda tmp: font.save(str(tmp)))
 
 
+def source_folder() -> Path:
+    """Where matplotlib keeps the DejaVu Sans faces (:data:`FACES`) it ships."""
+    import matplotlib as mpl
+
+    return Path(mpl.get_data_path()) / "fonts" / "ttf"
+
+
 @functools.cache
 def font_family() -> list[str]:
     """The figures' ``font.family``: ``[FAMILY, SOURCE_FAMILY]`` once UFS Sans is made
@@ -116,8 +123,7 @@ def font_family() -> list[str]:
 
     cache = Path(mpl.get_cachedir()) / "ufs-fonts"
     try:
-        folder = Path(mpl.get_data_path()) / "fonts" / "ttf"
-        sources = [folder / name for name in FACES]
+        sources = [source_folder() / name for name in FACES]
         cache = cache / _key(sources)
         for src in sources:
             target = cache / _renamed(src.name)
