@@ -82,6 +82,9 @@ sys.exit(code)
 """
 
 
+#: the run and the probe compute on one BLAS/OpenMP thread each
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
 #: a fixed workload timed before and after the run (:func:`speed_probe`), in a process of
 #: its own with one BLAS thread: k-means restarts (NumPy, scikit-learn's compiled code) and
 #: a pure-Python loop (the interpreter, as in the jobs' set-up, MLflow and figures)
@@ -107,7 +110,7 @@ def speed_probe() -> dict[str, float]:
     """CPU seconds of :data:`PROBE`'s two parts. The machine here is shared and its speed
     has varied by ~30 % between runs of one hour (2026-11-29): a run's wall time is only
     comparable with another's when their probes agree."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    env = {**os.environ, **ONE_THREAD}
     out = subprocess.run(
         [sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, check=True
     )
@@ -262,7 +265,7 @@ def run(cores: int, configfile: str | None, workdir: Path, extra: list[str]) -> 
     cmd += ["--config", f"output_dir={out}", f"resources_dir={workdir / 'resources'}", *extra]
     # a warm server of its own (workflow/scripts/_warm.py), asked for its CPU at the end
     sockets = workdir / "warm"
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    env = {**os.environ, **ONE_THREAD}
     env["UFS_WARM_DIR"] = str(sockets)
     load_before = _load()
     sampler = SpeedSampler()
