@@ -273,7 +273,7 @@ def test_a_job_run_cold_drops_the_warm_record_of_an_earlier_run(tmp_path):
     side.write_text('{"cpu_seconds": 5}')
     code = (
         f"import sys, types; sys.path.insert(0, {str(SCRIPTS)!r}); import _job; "
-        f"_job.setup(types.SimpleNamespace(log=[{str(log)!r}], threads=1, "
+        f"_job.setup(types.SimpleNamespace(log=[{str(log)!r}], output=[], threads=1, "
         "config={'jobs': {'warm_workers': False}}))"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
