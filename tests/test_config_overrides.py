@@ -186,3 +186,17 @@ def test_snakemake_accepts_a_nested_config_override(tmp_path):
     proc = run_snakemake(tmp_path, path, "-n", "--config", "evaluation={restarts: 0}", check=False)
     assert proc.returncode != 0
     assert "0 is less than the minimum of 1" in proc.stdout + proc.stderr
+
+
+def test_the_readme_says_how_a_nested_value_is_given_and_why_not_dotted():
+    """README: a nested value is a YAML mapping that keeps the section's other keys; a dotted
+    key is refused by Snakemake's parser (before the Snakefile runs, so the workflow cannot
+    word the error itself) with the message the README quotes."""
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert "`--config 'mlflow={enabled: false}'`, which keeps the other `mlflow` keys" in readme
+    config = overridden("mlflow={enabled: false}", base={**TINY, "mlflow": {"experiment": "x"}})
+    assert config["mlflow"] == {"experiment": "x", "enabled": False}
+    with pytest.raises(ValueError) as raised:
+        parse_config(["mlflow.enabled=false"])
+    assert "Config entry must start with a valid identifier" in str(raised.value)
+    assert '"Config entry must start with a valid identifier"' in readme
