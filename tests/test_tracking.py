@@ -123,6 +123,31 @@ def test_log_once_and_remove_an_orphan_with_a_logged_key(tmp_path, pristine):
     assert len(list((tmp_path / "art").rglob("selected_features.json"))) == 2
 
 
+def test_a_local_store_without_an_artifact_root_keeps_them_beside_it(
+    tmp_path, monkeypatch, pristine
+):
+    """MLflow's own default for a SQLite store is ``./mlruns`` in the process's folder: the
+    test suite used to write its runs' artifacts into the checkout it ran from."""
+    from mlflow.tracking import MlflowClient
+
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    uri = _store(pristine, tmp_path / "store")
+    tracking.init_experiment(uri, "e", None, tmp_path / "init.json")
+    exp = MlflowClient(uri).get_experiment_by_name("e")
+    beside = Path(tracking.default_artifact_root(uri))
+    assert exp.artifact_location == beside.as_uri()
+    ev = _evaluation(tmp_path / "c000.json")
+    doc = json.loads(ev.read_text())
+    doc["evaluations"][0]["params"] = {}
+    ev.write_text(json.dumps(doc))
+    kw = {"dataset": "toy", "output_dir": tmp_path, "data_sha256": "d1"}
+    assert tracking.log_evaluations(uri, "e", [ev], tmp_path / "r.json", **kw)["logged"] == 2
+    assert len(list(beside.rglob("selected_features.json"))) == 2
+    assert list(cwd.iterdir()) == []
+
+
 def test_server_experiment_leaves_artifacts_to_the_server(tmp_path, monkeypatch, pristine):
     from mlflow.tracking import MlflowClient
 

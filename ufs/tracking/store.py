@@ -23,6 +23,7 @@ from .client import (
     _retry_locked,
     _sqlite_path,
     _wrap,
+    default_artifact_root,
 )
 from .names import SHARED_VIEW, SHARED_VIEW_KEY, runs_table_path
 
@@ -389,8 +390,10 @@ def init_experiment(
 ) -> str:
     """Create the store and the experiment once (idempotent); write a receipt.
 
-    ``artifact_root`` is used for a local store only; a tracking server keeps the
-    artifacts where its ``--artifacts-destination`` says (proxied, ``mlflow-artifacts:/``).
+    ``artifact_root`` is used for a local store only (``None``: beside the store,
+    :func:`default_artifact_root`; MLflow's own default would be ``./mlruns`` in whatever
+    folder the process runs in); a tracking server keeps the artifacts where its
+    ``--artifacts-destination`` says (proxied, ``mlflow-artifacts:/``).
     A local SQLite store is created atomically, and an existing one that fails
     :func:`store_problem` is moved aside (WARNING on stderr naming the file) and rebuilt,
     all under a lock on its directory. ``store_id`` (from :func:`planned_store_id`) tags
@@ -404,6 +407,8 @@ def init_experiment(
             print(f"WARNING: {message}", file=sys.stderr)
 
     store_id = store_id or "s" + os.urandom(8).hex()[:15]
+    if artifact_root is None:
+        artifact_root = default_artifact_root(uri)
     local = artifact_root and not _is_server(uri)
     loc = Path(artifact_root).resolve().as_uri() if local else None
     db = _sqlite_path(uri)
