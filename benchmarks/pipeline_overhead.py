@@ -85,34 +85,41 @@ sys.exit(code)
 #: the run and the probe compute on one BLAS/OpenMP thread each
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
-#: a fixed workload timed before and after the run (:func:`speed_probe`), in a process of
-#: its own with one BLAS thread: k-means restarts (NumPy, scikit-learn's compiled code) and
-#: a pure-Python loop (the interpreter, as in the jobs' set-up, MLflow and figures)
-PROBE = r"""
-import json, time
-import numpy as np
-from sklearn.cluster import KMeans
-X = np.random.default_rng(0).standard_normal((2000, 20))
-t = time.process_time()
-for seed in range(50):
-    KMeans(n_clusters=10, n_init=1, random_state=seed).fit(X)
-numeric = time.process_time() - t
-t = time.process_time()
-acc = 0
-for i in range(6_000_000):
-    acc += i % 7
-python = time.process_time() - t
-print(json.dumps({"numeric": numeric, "python": python}))
-"""
+
+def python_loop_seconds(steps: int) -> float:
+    """This thread's CPU seconds for a pure-Python loop of ``steps`` steps: the interpreter's
+    speed, as in the jobs' set-up, the MLflow logging and the figures (the probe's second
+    part, and each of :class:`SpeedSampler`'s samples)."""
+    t = time.thread_time()
+    acc = 0
+    for i in range(steps):
+        acc += i % 7
+    return time.thread_time() - t
+
+
+def probe_parts() -> dict[str, float]:
+    """A fixed workload, timed before and after the run (:func:`speed_probe`) in a process of
+    its own with one BLAS thread: 50 k-means restarts on a 2000 x 20 matrix (NumPy,
+    scikit-learn's compiled code) and a 6-million-step Python loop."""
+    import numpy as np
+    from sklearn.cluster import KMeans
+
+    X = np.random.default_rng(0).standard_normal((2000, 20))
+    t = time.process_time()
+    for seed in range(50):
+        KMeans(n_clusters=10, n_init=1, random_state=seed).fit(X)
+    numeric = time.process_time() - t
+    return {"numeric": numeric, "python": python_loop_seconds(6_000_000)}
 
 
 def speed_probe() -> dict[str, float]:
-    """CPU seconds of :data:`PROBE`'s two parts. The machine here is shared and its speed
-    has varied by ~30 % between runs of one hour (2026-11-29): a run's wall time is only
-    comparable with another's when their probes agree."""
+    """CPU seconds of :func:`probe_parts`' two parts, in a fresh process (this script with
+    ``--probe``). The machine here is shared and its speed has varied by ~30 % between runs
+    of one hour (2026-11-29): a run's wall time is only comparable with another's when
+    their probes agree."""
     env = {**os.environ, **ONE_THREAD}
     out = subprocess.run(
-        [sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, check=True
+        [sys.executable, __file__, "--probe"], capture_output=True, text=True, env=env, check=True
     )
     return json.loads(out.stdout)
 
@@ -132,11 +139,7 @@ class SpeedSampler(threading.Thread):
         self._stop_event = threading.Event()
 
     def sample(self) -> float:
-        t = time.thread_time()
-        acc = 0
-        for i in range(self.steps):
-            acc += i % 7
-        return 1000.0 * (time.thread_time() - t)
+        return 1000.0 * python_loop_seconds(self.steps)
 
     def run(self) -> None:
         while not self._stop_event.wait(self.every):
@@ -345,7 +348,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--floor", action="store_true", help="also run null pipelines of as many jobs")
+    ap.add_argument("--probe", action="store_true", help=argparse.SUPPRESS)  # speed_probe's
     args = ap.parse_args(argv)
+    if args.probe:  # the process speed_probe times
+        print(json.dumps(probe_parts()))
+        return 0
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ufs-overhead-"))
     workdir.mkdir(parents=True, exist_ok=True)
     if (workdir / "results").exists():
