@@ -1,4 +1,5 @@
-"""Job set-up shared by the workflow scripts: warm worker, log file, thread limits, CPU time."""
+"""Job set-up shared by the workflow scripts: warm worker, log file, stale temporary files,
+thread limits, CPU time."""
 
 import atexit
 import os
