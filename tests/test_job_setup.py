@@ -59,3 +59,13 @@ def test_a_job_starting_removes_them_and_says_so(tmp_path):
     subprocess.run([sys.executable, "-c", code], check=True)
     assert not stale.exists() and out.is_file()
     assert f"removed {stale}: a temporary file a killed attempt left" in log.read_text()
+
+
+def test_outputs_sharing_a_folder_are_each_found(tmp_path):
+    """A figure job's PNG and PDF twins: one folder, read once for both."""
+    png, pdf = tmp_path / "acc_vs_h.png", tmp_path / "acc_vs_h.pdf"
+    stale = [tmp_path / ".acc_vs_h.png.a1b2c3d4.png", tmp_path / ".acc_vs_h.pdf.zz__9x0q.pdf"]
+    kept = tmp_path / ".nmi_vs_h.png.a1b2c3d4.png"
+    for f in [*stale, kept]:
+        f.write_bytes(b"x")
+    assert _job.stale_temporaries([png, pdf]) == sorted(stale)

@@ -19,12 +19,16 @@ _TEMPORARY = r"\.{name}\.[a-z0-9_]{{8}}(\.[A-Za-z0-9]+)?"
 def stale_temporaries(outputs) -> list[Path]:
     """The temporary files of atomic writes of ``outputs`` (paths) left in their folders:
     only a writer killed mid-write (SIGKILL, a node lost) leaves one, and a job's outputs
-    are written by that job alone, so at its start every one found is stale."""
-    found = []
+    are written by that job alone, so at its start every one found is stale. Each folder
+    is read once, for all of the job's outputs in it."""
+    names: dict[Path, list[str]] = {}
     for output in map(Path, outputs):
-        pattern = re.compile(_TEMPORARY.format(name=re.escape(output.name)))
+        names.setdefault(output.parent, []).append(re.escape(output.name))
+    found = []
+    for folder, escaped in names.items():
+        pattern = re.compile(_TEMPORARY.format(name="(?:" + "|".join(escaped) + ")"))
         try:
-            entries = list(os.scandir(output.parent))
+            entries = list(os.scandir(folder))
         except OSError:  # no folder yet: nothing was written there
             continue
         found += [
