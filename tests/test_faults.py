@@ -100,20 +100,31 @@ def _wait_no_jobs(workdir: Path, timeout: float = 300) -> None:
 
 
 def test_sigkill_of_a_running_job_fails_clearly_then_resumes(reference, tmp_path):
-    cfg = write_config(tmp_path, FAULT)
-    proc = _start(tmp_path, cfg)
-    victims = _wait_for(lambda: _job_pids(tmp_path, "fit_selector"), proc)
-    os.kill(victims[0], signal.SIGKILL)
-    out, _ = proc.communicate(timeout=600)
-    assert proc.returncode != 0
+    for attempt in range(5):
+        workdir = tmp_path / f"attempt{attempt}"
+        workdir.mkdir()
+        cfg = write_config(workdir, FAULT)
+        proc = _start(workdir, cfg)
+        victims = _wait_for(lambda: _job_pids(workdir, "fit_selector"), proc)  # noqa: B023
+        os.kill(victims[0], signal.SIGKILL)
+        out, _ = proc.communicate(timeout=600)
+        if proc.returncode != 0:
+            break
+        # the kill came too late to matter: the job had done its work and reported its exit
+        # code (a warm worker's child is found by its open log until it exits; a millisecond
+        # fit's job is mostly writing and exiting: 2 runs in 22 here). The run must then be
+        # whole and right; try again, afresh.
+        _assert_same_results(workdir, reference)
+    else:
+        pytest.fail("no kill of five landed in a running fit job")
     assert "Error in rule fit" in out, out[-3000:]
     # the killed job left nothing cut short under an output name (only, if the kill came
     # in the middle of an atomic write, that write's temporary file)
-    fits = tmp_path / "results" / "fits"
+    fits = workdir / "results" / "fits"
     for f in fits.rglob("*.*"):
         assert f.name.startswith(".") or cut_short(f) is None, f
-    run_snakemake(tmp_path, cfg)
-    _assert_same_results(tmp_path, reference)
+    run_snakemake(workdir, cfg)
+    _assert_same_results(workdir, reference)
     # which the resumed job removed before it wrote
     left = [f for f in fits.rglob("*") if f.name.startswith(".")]
     assert not left, f"temporary files left behind: {left}"
