@@ -8,7 +8,7 @@ min_version("8.20")
 
 # The default config is used only when no config file was given, so that --configfile
 # replaces it instead of being deep-merged into it; --config values are merged into
-# whichever config is read (issue 39: `--config 'datasets={...}'` used to drop the default).
+# whichever config is read (`--config 'datasets={...}'` used to drop the default).
 if not workflow.config_settings.configfiles:
 
     configfile: f"{workflow.basedir}/config/config.yaml"
@@ -56,8 +56,7 @@ rule all:
 
 # A local run needs no job rate limit: Snakemake's default one (100 jobs/s) re-runs the
 # scheduler once a second per finished job until the end; and its script jobs go to warm
-# workers from this process, not through a Python process each (ufs.pipeline.scheduling,
-# issue 39).
+# workers from this process, not through a Python process each (ufs.pipeline.scheduling).
 onstart:
     import ufs.pipeline.scheduling
 
@@ -81,7 +80,7 @@ onsuccess:
         logger.info(_hint)
 
 
-# the runs-table link at the end of every run, failed ones too (issue 27)
+# the runs-table link at the end of every run, failed ones too
 onerror:
     if MLFLOW_ENABLED and (_hint := ufs.tracking.runs_table_hint(f"{OUT}/mlflow/experiment.json")):
         logger.info(_hint)

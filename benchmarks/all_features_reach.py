@@ -1,4 +1,4 @@
-"""Can k-means on all features reach a paper's published all-features score? (issue 38)
+"""Can k-means on all features reach a paper's published all-features score?
 
 Every seed paper's tables carry an *All features* column: k-means on the whole data. It
 involves no feature selection, so where our k-means cannot reach it on our copy of the data,

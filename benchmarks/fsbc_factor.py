@@ -1,4 +1,4 @@
-"""FSBC's first v-step on wide data (issue 28): the thin SVD of the ``c·n × d`` factor of
+"""FSBC's first v-step on wide data: the thin SVD of the ``c·n × d`` factor of
 ``Q̃ = 2 (WᵀW) ⊙ (XᵀX)`` against the dense ``d × d`` eigendecomposition, in one run.
 
 For each data set (standardized, FSBC's defaults, ``h`` = 50, one BLAS thread) it fits

@@ -1,4 +1,4 @@
-"""Why K-means UFS scores below all features on Fashion-MNIST (issue 38, Tables III-IV).
+"""Why K-means UFS scores below all features on Fashion-MNIST (Tables III-IV).
 
 The reproduction (``benchmarks/results/reproduction-kmeans_ufs.tar.xz``) gives K-means UFS
 ACC 0.38-0.47 over h = 50...300 on the paper's Fashion-MNIST subset (the first 300 images

@@ -1,4 +1,4 @@
-"""Exact vs approximate kNN search at Fashion-MNIST scale (issue 15, "Scale"; not a test).
+"""Exact vs approximate kNN search at Fashion-MNIST scale ("Scale"; not a test).
 
     python benchmarks/knn_scale.py [--n 70000] [--p 784 100] [--k 10] [--queries 2000]
                                    [--exact-sample M] [--repeat]

@@ -1,10 +1,10 @@
-"""MCFS on a disconnected kNN graph (issue 25): the spectral embedding's unit eigenvalues and
+"""MCFS on a disconnected kNN graph: the spectral embedding's unit eigenvalues and
 the top-h agreement with an embedding from dense ``eigh``.
 
 For each input (COIL20 in full, 1440 × 1024, and a 360-sample subset; standardized, the
 5-NN heat graph MCFS builds) it prints the number of connected components, how many
 eigenvalues equal to 1 (to 1e-10) three embeddings hold — plain ARPACK on
-``M = D^{-1/2} S D^{-1/2}`` (what ``spectral_embedding`` did before issue 25), the
+``M = D^{-1/2} S D^{-1/2}`` (what ``spectral_embedding`` did before it was fixed), the
 project's :func:`ufs.methods.mcfs.spectral_embedding` (per-component solver) and dense
 ``eigh`` of ``M`` — and the overlap of MCFS's top-h features with the dense-``eigh``
 embedding's, for h = 10, 20, 50; also the overlap of the project's sparse (Lanczos) and

@@ -1,4 +1,4 @@
-"""Pipeline overhead of a workflow run (issue 15): the share of all job CPU spent outside
+"""Pipeline overhead of a workflow run: the share of all job CPU spent outside
 the methods and k-means, counting every job.
 
     python benchmarks/pipeline_overhead.py [--cores 2] [--configfile CONFIG] [--workdir DIR]

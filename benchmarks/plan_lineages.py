@@ -22,7 +22,7 @@ import yaml
 
 import ufs
 
-# the package layout of 2026-11-28 on (issue 40), or the one before it; decided by the files
+# the package layout of 2026-11-28 on, or the one before it; decided by the files
 # of the ufs on PYTHONPATH (an editable install elsewhere would otherwise supply the other)
 if (Path(ufs.__file__).parent / "pipeline" / "lineage.py").is_file():
     from ufs.pipeline import config as plan_config

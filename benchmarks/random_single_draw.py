@@ -1,4 +1,4 @@
-"""How lucky can one random draw be? (issue 24)
+"""How lucky can one random draw be?
 
 Reads a benchmark run's tables (``<results>/tables/*.csv``, with ``random``'s draws as
 ``protocol = draw`` rows) and ranks each single draw of ``random`` among the competitors

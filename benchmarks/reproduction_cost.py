@@ -1,4 +1,4 @@
-"""What each seed paper's reproduction would cost here, before running it (issue 38).
+"""What each seed paper's reproduction would cost here, before running it.
 
 The per-method CPU-time models of :mod:`ufs.pipeline.cost_estimate` are fitted on the
 benchmark archive's own label-free fits; each paper config's plan (its offline data sets,

@@ -1,4 +1,4 @@
-"""SPCAFS's collapse against γ on the mirror's data sets (issue 24): how many features each
+"""SPCAFS's collapse against γ on the mirror's data sets: how many features each
 γ ranks above round-off (``resolved_rank_``, :func:`ufs.base.resolved_rank`).
 
 At a γ comparable to the leading eigenvalues of ``S_t = XᵀHX`` the ℓ2,1 term wins and ``W``

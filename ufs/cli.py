@@ -159,7 +159,7 @@ def _write_reproduction(args: argparse.Namespace, root, *, previous=None, **inpu
         text, runs, kept = reproduction_markdown(
             root, previous=previous if previous and previous.exists() else None, **inputs
         )
-    except NoRunsError as exc:  # never rewrite the tracked report from nothing (issue 39)
+    except NoRunsError as exc:  # never rewrite the tracked report from nothing
         print(
             f"error: {exc}; {args.out} left as it is. "
             "Run `snakemake --cores 2 --configfile config/experiments/<paper>.yaml` first.",
@@ -185,7 +185,7 @@ def _benchmark_report(args: argparse.Namespace) -> int:
         scope_of,
     )
 
-    if args.archive:  # the archive alone: its config, note and tables (issue 28)
+    if args.archive:  # the archive alone: its config, note and tables
         print(
             f"reading {args.archive}: its evaluations are restored and aggregated, then the "
             "statistics and the CD diagrams are computed (about two minutes for the "
@@ -235,7 +235,7 @@ def _benchmark_report(args: argparse.Namespace) -> int:
 
 
 def _benchmark_archive(args: argparse.Namespace) -> int:
-    """Archive a benchmark run's evaluations, benchmark files and data records (issue 28)."""
+    """Archive a benchmark run's evaluations, benchmark files and data records."""
     from .fileio import DamagedFileError
     from .pipeline.archive import ArchiveError, describe_commits, write_archive
 

@@ -8,7 +8,7 @@ Every method that needs a few smallest or largest eigenpairs goes through this m
   Krylov method and in exact arithmetic finds one vector per *distinct* eigenvalue, so
   on a repeated eigenvalue it can return some copies and then the next eigenvalue instead
   of the missing copies, with small residuals (MCFS on a 9-component graph returned 4 of
-  9 unit eigenvalues, issue 25). So every result is checked: each pair's residual
+  9 unit eigenvalues). So every result is checked: each pair's residual
   ``||Av − λv|| ≤ RESIDUAL_RTOL · scale``, then the extreme eigenvalue of ``A`` on the
   orthogonal complement of the vectors found (a second Lanczos run on the deflated
   operator ``PAP``, the found span moved out of the way) must lie beyond the ``m``-th

@@ -1,7 +1,7 @@
 """Files written whole or not at all, and read back with a clear word when they are not.
 
 Below both the data layer (:mod:`ufs.datasets`) and the workflow layers
-(:mod:`ufs.pipeline` and above), which share it (issue 26).
+(:mod:`ufs.pipeline` and above), which share it.
 
 * **Atomic output**: every writer goes to a temporary file in the target's directory,
   then renames it into place, so a killed job leaves the old file or none, never a

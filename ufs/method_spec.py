@@ -1,4 +1,4 @@
-"""A method's registration (issue 40): its spec (:class:`MethodSpec`), the table of
+"""A method's registration: its spec (:class:`MethodSpec`), the table of
 registered methods and :func:`register`. The bottom of the registry, imported by the
 built-in methods' registrations (``ufs/methods/__init__.py``) and by :mod:`ufs.plugins`
 without importing :mod:`ufs.registry`, which loads those registrations on first use: the
@@ -27,11 +27,11 @@ def _init_params(cls: type) -> tuple[str, ...]:
 CONTEXT_PARAMS = ("n_features_to_select", "n_clusters", "random_state")
 
 #: the matrix a fit receives (``UFSSelector.input_space``): a setting may override it for
-#: every method, a constructor parameter or not (issue 24: input scaling as a factor; e.g.
+#: every method, a constructor parameter or not (input scaling as a factor; e.g.
 #: ``defaults: {input_space: raw}`` in a config); the workflow reads it from the estimator
 INPUT_SPACE = "input_space"
 
-#: what a registered entry is in a comparison (issue 24):
+#: what a registered entry is in a comparison:
 #: ``method`` a competitor, ranked in the omnibus test; ``variant`` another setting of a
 #: method registered under its own name (e.g. ``fsbc_nobal``), left out of the omnibus
 #: test unless asked for; ``reference`` a bound every method must beat (all features,

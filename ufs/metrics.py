@@ -50,7 +50,7 @@ def contingency(y_true, y_pred) -> np.ndarray:
     Every pair metric here is a function of this table. It is built once per clustering
     (:func:`clustering_scores`): the evaluation of one selection scores 20 restarts, and
     scikit-learn's scorers, which each validate their input and build the table again,
-    took two thirds of the evaluation's time on small data (issue 39)."""
+    took two thirds of the evaluation's time on small data."""
     y_true, y_pred = _pair(y_true, y_pred)
     _, t = np.unique(y_true, return_inverse=True)
     _, p = np.unique(y_pred, return_inverse=True)

@@ -1,4 +1,4 @@
-"""Methods from outside this package (issue 41): entry points, config import paths, adapters.
+"""Methods from outside this package: entry points, config import paths, adapters.
 
 A researcher benchmarks a new selector without editing this repository, in one of two ways:
 

@@ -1,4 +1,4 @@
-"""A chance reference's draws pooled into one score (issue 24: a reference that involves
+"""A chance reference's draws pooled into one score (a reference that involves
 chance is a distribution, not one draw). One formula for the results tables
 (:func:`ufs.report.results_table`) and the MLflow runs (:mod:`ufs.tracking.runs`), so it
 sits below both: tracking and stats are side by side and import neither each other

@@ -72,7 +72,7 @@ def available_methods() -> list[str]:
 def method_facts(method: str, params: dict[str, Any]) -> dict[str, Any]:
     """What the registry says of a fitted setting: ``role`` (:data:`ROLES`), ``draw`` (a
     chance reference's draw number, else NaN) and ``input_space`` (the matrix the fit
-    received: input scaling is a recorded factor of every result, issue 24). A method
+    received: input scaling is a recorded factor of every result). A method
     the registry does not know (a result of another code version) is a competitor."""
     nan = float("nan")
     try:
@@ -245,7 +245,7 @@ def module_closure(*paths: Path, stop: frozenset[Path] | set[Path] = frozenset()
 def closure_hash(*relative: str, exclude: tuple[str, ...] = ("methods/",)) -> str:
     """Code version of workflow steps: the hash of the ``ufs`` modules ``relative`` (paths
     relative to the package) and of every ``ufs`` module they import, transitively
-    (:func:`module_closure`; issue 26 #6: a rule keyed on its own files only missed a
+    (:func:`module_closure`; a rule keyed on its own files only missed a
     change in what they import). Modules under ``exclude`` are left out: the methods'
     own code is the fit jobs' key (:func:`source_hash`), not every step's."""
     h = hashlib.sha256()

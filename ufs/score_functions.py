@@ -1,4 +1,4 @@
-"""The ranking methods as scikit-learn score functions (issue 41).
+"""The ranking methods as scikit-learn score functions.
 
 ``f(X, y=None) -> scores``, one value per feature, **higher is better**, as
 :class:`sklearn.feature_selection.SelectKBest` and ``SelectPercentile`` expect::

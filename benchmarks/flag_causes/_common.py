@@ -1,4 +1,4 @@
-"""What the flag-cause scripts (issue 37) share: the data, the h grid, the ACC, the archive.
+"""What the flag-cause scripts share: the data, the h grid, the ACC, the archive.
 
 Each script in this folder is run as ``python benchmarks/flag_causes/<method>.py``, so
 this module is importable as ``_common`` (the script's folder is ``sys.path[0]``).

@@ -1,4 +1,4 @@
-"""DGUFS's "not converged" flags (issue 37): what 10× the authors' 100 iterations changes.
+"""DGUFS's "not converged" flags: what 10× the authors' 100 iterations changes.
 
 DGUFS (Guo & Zhu 2018; ``ufs/methods/dgufs.py``, flags explained in ``docs/methods.md``)
 follows the authors' ``DGUFS.m``: stop when ``‖Z − Y‖_∞ < 5e-7`` and ``‖L − M‖_∞ < 5e-7``,

@@ -1,4 +1,4 @@
-"""EUFS's "not converged" flags (issue 37): a stopping test no iterate can meet.
+"""EUFS's "not converged" flags: a stopping test no iterate can meet.
 
 EUFS (Wang, Tang & Liu 2015; ``ufs/methods/eufs.py``) is an ADMM with a non-negative
 copy ``Z`` of the orthonormal indicator ``U``. Ours stops when both primal residuals

@@ -1,4 +1,4 @@
-"""LRPFS's "not converged" flags (issue 37): the authors' cap and a period-2 iteration.
+"""LRPFS's "not converged" flags: the authors' cap and a period-2 iteration.
 
 LRPFS (Ma, Huang, Li, Wang 2024; ``ufs/methods/lrpfs.py``, registered ``lrpfs_ma2024``)
 follows the authors' ``LRPFS.m``: at most ``maxIter = 30`` iterations (their usage

@@ -1,4 +1,4 @@
-"""Why NSSLFS fits are "not converged" (issue 37): the iteration cap, measured.
+"""Why NSSLFS fits are "not converged": the iteration cap, measured.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
         python benchmarks/flag_causes/nsslfs.py [--datasets lung_discrete,colon,digits,jaffe]

@@ -1,4 +1,4 @@
-"""RSR's "not converged" flags (issue 37): what the iteration cap costs on z-scored data.
+"""RSR's "not converged" flags: what the iteration cap costs on z-scored data.
 
 RSR (Zhu et al. 2015) is an IRLS for ``min ||X − XW||_{2,1} + λ||W||_{2,1}``; the authors'
 ``RSR.m`` runs a fixed 50 iterations, ours stops at a relative objective change ``≤ tol =
@@ -19,7 +19,7 @@ tol) and for 10× the cap (1000 iterations), every cap passed explicitly, and re
   benchmark), with the difference ``ACC_10x − ACC_cap``;
 * for the proposed cap 300: the iteration at which it stops, the overlap with the cap-100
   selection and ``ACC_300 − ACC_cap``;
-* on stderr, whether the cap-300 fit (the default since issue 37, which the archive's RSR
+* on stderr, whether the cap-300 fit (the default, which the archive's RSR
   fits were re-made with) reproduces the archived label-free selection
   (``--archive``: the benchmark archive by default, ``''`` to skip).
 
@@ -109,7 +109,7 @@ def main() -> None:
                 flush=True,
             )
         print(f"<!-- {name}: {cpu:.1f} CPU-s for the four fits -->", flush=True)
-        # the archive holds the fits re-made at the default cap of 300 (issue 37)
+        # the archive holds the fits re-made at the default cap of 300
         cap_sel = {h: fits[PROPOSED].feature_order_[:h] for h in hs}
         common.note_archive(args.archive, name, METHOD, cap_sel, f"cap {PROPOSED}")
 

@@ -1,4 +1,4 @@
-"""SOGFS's "degenerate" flags (issue 37): why ``W`` keeps about ``c`` rows, on our fits and
+"""SOGFS's "degenerate" flags: why ``W`` keeps about ``c`` rows, on our fits and
 on the authors' reference outputs.
 
 SOGFS (Nie, Zhu, Li 2016; authors' ``SOGFS.m`` + ``InterationW.m``) solves, in its W-step,

@@ -1,4 +1,4 @@
-"""UDFS's "degenerate" flags (issue 37): why ``W`` collapses to about ``c`` rows on z-scored data.
+"""UDFS's "degenerate" flags: why ``W`` collapses to about ``c`` rows on z-scored data.
 
 UDFS (Yang et al. 2011) solves ``min_{WᵀW = I} Tr(WᵀMW) + γ||W||_{2,1}``, ``M = XᵀLX``,
 ``W`` p × c. For orthonormal ``W``, ``||W||_{2,1} ≥ c`` with equality iff ``W`` is ``c``

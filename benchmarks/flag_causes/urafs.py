@@ -1,4 +1,4 @@
-"""Why URAFS fits are "not converged" (and 2 "degenerate") (issue 37), measured.
+"""Why URAFS fits are "not converged" (and 2 "degenerate"), measured.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
         python benchmarks/flag_causes/urafs.py [--datasets digits,jaffe,golfs_sim1,nci9,mfeat_fac]

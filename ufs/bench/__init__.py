@@ -1,4 +1,4 @@
-"""Deprecated: the modules of ``ufs.bench`` moved, by job, to four packages (issue 40):
+"""Deprecated: the modules of ``ufs.bench`` moved, by job, to four packages:
 
 * :mod:`ufs.pipeline` — what the workflow's scripts call: config and plan, the data, fit
   and evaluate steps, budget, status, provenance, lineage, archive;

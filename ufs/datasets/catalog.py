@@ -1,4 +1,4 @@
-"""Registry entries of the real datasets used by the five papers (issue 6, part 1).
+"""Registry entries of the real datasets used by the five papers.
 
 Papers (``DatasetSpec.papers``): ``dgufs`` (Table 1), ``spcafs`` (Table 2), ``fsbc``
 (Table 1), ``kmeans_ufs`` (Table II), ``golfs`` (§4). Sets registered with
@@ -658,7 +658,7 @@ for _name, _id, _ver, _raw, _k, _per, _cite, _note in [
         )
     )
 
-# -- Fashion-MNIST: the four official IDX files (issue 38) ------------------------------
+# -- Fashion-MNIST: the four official IDX files ------------------------------
 _FMNIST = ("zalandoresearch/fashion-mnist", "b2617bb6d3ffa2e429640350f613e3291e10b141")
 #: (mirror path, sha256, path in the repository): the training images and labels, then the
 #: test ones; the full set is the 60 000 training rows followed by the 10 000 test rows

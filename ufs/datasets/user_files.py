@@ -310,7 +310,7 @@ def _decide_header(
 
 def _column_numbers(fields: list[str]) -> bool:
     """The header pandas and NumPy write for unnamed columns: the integers ``0..m-1`` (or
-    ``1..m``), ``m >= 3``, written as integers (issue 26 #2: such a line read as data adds a
+    ``1..m``), ``m >= 3``, written as integers (such a line read as data adds a
     sample and a class)."""
     v = [f.strip() for f in fields]
     if len(v) < 3 or not all(re.fullmatch(r"\d+", f) for f in v):
@@ -322,7 +322,7 @@ def _column_numbers(fields: list[str]) -> bool:
 def _check_first_label_recurs(path: Path, data, j: int, line: int, decimal: str) -> None:
     """``header: auto`` took a line of numbers for data: its label must be one that
     recurs in the label column; a label seen once is what a header row of numbers gives
-    (rule 1's one doubt), so it is an error asking to say which (issue 26 #2)."""
+    (rule 1's one doubt), so it is an error asking to say which."""
     first = data[0][1][j].strip()
     key = _number(first, decimal)
     rest = [r[j].strip() for _, r in data[1:]]
@@ -429,7 +429,7 @@ def _read_text(
 
 
 def _check_finite(path: Path, X, feats, lines: list[int], names, j: int, has: bool) -> None:
-    """NaN / inf cells named by the file's line and the column's header (issue 26 #12),
+    """NaN / inf cells named by the file's line and the column's header,
     not by the position in the matrix left after the label column and blank lines went."""
     bad = ~np.isfinite(X)
     if not bad.any():

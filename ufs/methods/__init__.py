@@ -58,7 +58,7 @@ _DECADES_6 = [10.0**e for e in range(-6, 7)]
 
 # -- references (no paper) ---------------------------------------------------------------
 register("all_features", AllFeatures, reference="All features (no selection)", role="reference")
-# a distribution, not one draw: evaluation.reference_draws seeded draws (issue 24)
+# a distribution, not one draw: evaluation.reference_draws seeded draws
 register(
     "random", RandomFeatures, reference="Uniformly random features", role="reference", draws="draw"
 )
@@ -101,7 +101,7 @@ register(
     "spcafs",
     SPCAFS,
     grid={"gamma": [1e-6, 1e-4, 1e-2, 1.0, 1e2, 1e4, 1e6]},  # §6.1.2; p = 1, m = c - 1
-    # label-free γ = 0.01 λ_max(S_t) (issue 24): the paper's fixed 1e4 (§6.4.1) collapses W
+    # label-free γ = 0.01 λ_max(S_t): the paper's fixed 1e4 (§6.4.1) collapses W
     # on 18 of the 27 z-scored mirror data sets (docs/methods.md, benchmarks/spcafs_gamma.py)
     defaults={"gamma": "auto", "p": 1.0},
     reference="Li, Nie, Bian, Li. Sparse PCA via l2,p-Norm Regularization for UFS (TPAMI 2021)",
@@ -260,7 +260,7 @@ register(
     reference="Wang, Zhang, Bian, Wang, Nie, Li. Sparse and Flexible Projections for UFS (TKDE 2023)",
 )
 
-# Methods from outside the package (issue 41): the installed packages' ``ufs.methods`` entry
+# Methods from outside the package: the installed packages' ``ufs.methods`` entry
 # points, and a workflow job's config methods given by import path (ufs.plugins)
 from ..plugins import load_entry_points as _load_entry_points  # noqa: E402
 from ..plugins import load_environment as _load_environment  # noqa: E402

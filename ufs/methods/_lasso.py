@@ -6,7 +6,7 @@ atoms each. Two solvers give the same codes (``tests/test_fsasl.py``): the autho
 (:func:`slep_lasso`, SLEP's ``LeastR`` accelerated gradient, batched over samples, dense
 ``n × n``; what the parity cases reproduce) and an exact homotopy with working sets and
 certified correlation scans (:func:`exact_lasso`, sparse, for data sets too large for the
-dense path). Split out of ``fsasl.py`` (issue 40: the solver is 860 of its 1 470 lines);
+dense path). Split out of ``fsasl.py`` (the solver is 860 of its 1 470 lines);
 the model and its other steps stay there.
 
 Size (~900 lines): two complete lasso solvers (SLEP's accelerated gradient and an exact

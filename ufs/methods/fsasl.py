@@ -327,9 +327,9 @@ class FSASL(UFSSelector):
     n = 10⁴ (``"lars"``) 39 CPU-s, 98 MB; n = 7·10⁴ (``"lars"``) 493 CPU-s, 606 MB —
     iteration 1 ~27 s (σ 13.5 s, two kNN searches of ``X``, the first eigen-step), then
     per iteration ~4.5 s for the kNN search of ``Z`` (NN-descent), ~2 s S-step, ~1.6 s
-    eigen-step. Since then ``Z``'s ``c ≤ 10`` columns are searched by HNSW (session 7),
+    eigen-step. Since then ``Z``'s ``c ≤ 10`` columns are searched by HNSW,
     the first graph reuses μ's kNN search of ``X`` (its first ``k`` neighbours) and the
-    scans use L2-sized tiles (session 9): n = 7·10⁴ 519 CPU-s on the slower machine type
+    scans use L2-sized tiles: n = 7·10⁴ 519 CPU-s on the slower machine type
     that took 639 s before (``docs/benchmarks.md``). ``"lars"`` at n = 2000: 8.5 CPU-s (the
     former per-sample loop: 73-128 s), n = 10⁴: 39 s (former: 726 s).
 

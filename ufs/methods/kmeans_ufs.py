@@ -138,7 +138,7 @@ class KMeansUFS(UFSSelector):
         ``patience + 1`` iterations): the answer is the initialisation's, the ``h`` largest
         rows of ``V⁰`` (``P_h`` by default), a rule the iterations never touched. A large
         ``μ⁰`` does this (the penalty pins ``V`` to ``V⁰``; the paper's Fig. 3 grid at
-        ``μ⁰ = 10⁶``, issue 38). Warned (``DegenerateFitWarning``) and marked ◊ by the
+        ``μ⁰ = 10⁶``). Warned (``DegenerateFitWarning``) and marked ◊ by the
         workflow. Always ``False`` for the exact solver.
     V_ : ndarray
         The last ADMM iterate ``V`` (``p × h``; ADMM solver only).

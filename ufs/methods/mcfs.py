@@ -63,7 +63,7 @@ def spectral_embedding(S, c: int, *, seed: int = 0) -> tuple[np.ndarray, np.ndar
     is dense): per connected component, the unit eigenvector ``D^{1/2} 1_C`` in closed form
     and the other pairs by dense ``eigh`` up to ``DENSE_LIMIT`` samples, certified
     Lanczos above. Every unit eigenvalue of a disconnected graph is found exactly (plain
-    Lanczos returned 4 of 9 on a 9-component COIL20 graph, issue 25). When ``c + 1`` is
+    Lanczos returned 4 of 9 on a 9-component COIL20 graph). When ``c + 1`` is
     smaller than the number of components the unit block straddles the boundary and
     which indicators are kept is arbitrary (here: the largest components; in Cai's code,
     whatever ``eigs`` returns).
@@ -321,14 +321,14 @@ class MCFS(UFSSelector):
         the data), as Cai's ``SR.m`` (``RidgeAlpha = 0.001``, "RidgeLasso"): each
         regression is then the elastic-net path of ``||y_k − Xa||² + α||a||²`` under the
         ℓ1 bound. Absolute, not scaled by ``n`` (``XᵀX`` has diagonal ``n`` on
-        standardised data). ``0`` is Eq. (4) as printed (the behaviour before issue 11).
+        standardised data). ``0`` is Eq. (4) as printed (the earlier behaviour).
         With ``α > 0`` every ``h ≤ p`` is reachable, also when ``h`` exceeds the rank of
         ``X`` (``p > n``).
     coef_normalization : {"unit", "none"}, default "unit"
         ``"unit"``: each ``a_k`` is scaled to unit ℓ2 norm before the max of §3.3, as
         ``SR.m`` returns the LARS vectors (``a_k / ||a_k||``) to ``MCFS_p.m``, so the score
         compares directions, not the scale of each eigenvector's regression. ``"none"``:
-        raw coefficients, §3.3 as printed (the behaviour before issue 11). Both are
+        raw coefficients, §3.3 as printed (the earlier behaviour). Both are
         invariant to the sign of each eigenvector.
 
     Choices the paper leaves open

@@ -32,8 +32,8 @@ class RandomFeatures(UFSSelector):
     """A uniformly random ranking: a chance-level reference.
 
     One fit is one draw. A benchmark reports the *distribution* of ``R`` independent draws
-    (``draw = 0 .. R-1``, config key ``evaluation.reference_draws``), not one lucky draw
-    (issue 24). With an integer ``random_state`` the draw is seeded by the pair
+    (``draw = 0 .. R-1``, config key ``evaluation.reference_draws``), not one lucky draw.
+    With an integer ``random_state`` the draw is seeded by the pair
     ``(random_state, draw)`` (:class:`numpy.random.SeedSequence`), so that draws are
     independent and reproducible; with a ``RandomState``/``Generator`` instance the
     permutation is taken from it and ``draw`` is ignored; ``None`` is unseeded.

@@ -109,7 +109,7 @@ class RSR(UFSSelector):
     lam : float
         ``λ > 0``, weight of ``||W||_{2,1}`` (the paper's grid: ``10^-3 … 10^3``).
     max_iter : int
-        IRLS iteration cap (300; 100 until issue 37, see *Convergence* below).
+        IRLS iteration cap (300; formerly 100, see *Convergence* below).
     tol : float
         Stop when the relative decrease of the (smoothed) objective is below ``tol``.
     eps : float
@@ -142,7 +142,7 @@ class RSR(UFSSelector):
     objective change ``< tol`` (the paper iterates "until convergence"; the authors'
     ``RSR.m`` runs a fixed 50 iterations with no test).
 
-    Convergence (issue 37, ``benchmarks/flag_causes/rsr.py``). With the earlier cap of
+    Convergence (``benchmarks/flag_causes/rsr.py``). With the earlier cap of
     100, 38 label-free benchmark fits on the 10 data sets with p = 18-162 n stopped with
     the objective still falling (last relative change 1.1e-5 to 4.7e-5, a factor
     0.71-0.82 per 10 iterations: slow, not a round-off floor). With 300 every one of them

@@ -200,8 +200,8 @@ class SF2SOG(UFSSelector):
     Monotonicity: every step is an exact (Y, G) or monotone (W) block minimisation of
     the same objective, so ``objective_`` (and ``objective_steps_``) do not increase.
 
-    Finding (issue 11; verified step by step in ``tests/test_sf2sog.py``)
-    --------------------------------------------------------------------
+    Finding (verified step by step in ``tests/test_sf2sog.py``)
+    -----------------------------------------------------------
     Data: ``planted_clusters(n_per=75, n_clusters=4, n_signal=12, n_noise=138,
     sep=2.5, seed=0)`` (n = 300, 12 informative of 150, centres N(0, 2.5²), noise N(0, 1)),
     standardised; ``h = 20``, ``c = 4``. Each block step matches a generic solver

@@ -176,7 +176,7 @@ class SOGFS(UFSSelector):
     max_iter : int
         Outer iterations (authors' code: 50).
     max_iter_w : int
-        Eigen-steps per W-step (authors' ``InterationW``: 100). The value before issue 11
+        Eigen-steps per W-step (authors' ``InterationW``: 100). The earlier default
         was 10 (with ``w_step="warm"``).
     w_step : {"restart", "warm"}
         How each W-step starts and stops (see step 2 below).
@@ -186,7 +186,7 @@ class SOGFS(UFSSelector):
           stops when the *unsmoothed* ``Tr(WᵀXᵀL_S XW) + γ||W||_{2,1}`` of two
           consecutive steps differs by ``< 1e-6`` (absolute); ``ε`` = machine epsilon in
           the weights ``1 / (2√(||w_i||² + ε))``.
-        * ``"warm"`` (the behaviour before issue 11, with ``max_iter_w=10``): starts from
+        * ``"warm"`` (the earlier behaviour, with ``max_iter_w=10``): starts from
           the previous outer iteration's ``W`` and stops when the ``ε``-smoothed
           objective changes by ``≤ 1e-6`` relative, ``ε = 1e-12``. Each W-step is then
           monotone and needs fewer eigen-solves (about 10× faster for ``p > n``), but

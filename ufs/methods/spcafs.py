@@ -43,7 +43,7 @@ class SPCAFS(UFSSelector):
     gamma : float or "auto"
         ``γ > 0`` of Eq. (20). Paper grid (§6.1.2): ``{10⁻⁶, 10⁻⁴, 10⁻², 1, 10², 10⁴, 10⁶}``.
         Default ``10⁴``: the one value the paper fixes (§6.4.1, sensitivity study in m).
-        ``"auto"`` (the registry's label-free default, issue 24): ``γ = AUTO_GAMMA_RATIO ·
+        ``"auto"`` (the registry's label-free default): ``γ = AUTO_GAMMA_RATIO ·
         λ_max(S_t)``. An absolute ``γ`` means different things on different data: ``S_t``
         scales with ``n`` and with the features' units (λ_max from 838 on z-scored Wine to
         5·10⁸ on raw warpAR10P), and once ``γ`` nears the leading eigenvalues the ℓ2,1 term
@@ -73,8 +73,7 @@ class SPCAFS(UFSSelector):
     input_space : {"standardized", "raw", "unit_range"}
         Which matrix the workflow passes to ``fit`` (:func:`ufs.preprocessing.input_matrix`).
         The paper only says SPCAFS works on "normalized data" (§5.2), "a prerequisite for
-        all data mining tasks". ``"standardized"`` (default): z-scores, our reading since
-        issue 4. ``"raw"``: the data as given, centred by ``H`` only (Eq. 18), so ``S_t``
+        all data mining tasks". ``"standardized"`` (default): z-scores, our reading. ``"raw"``: the data as given, centred by ``H`` only (Eq. 18), so ``S_t``
         keeps the features' variances (the registered variant ``spcafs_raw``).
         ``"unit_range"``: min-max scaled. The reading matters: on Imm40 (pixels in
         [0, 0.92]) the top 100 features give k-means ACC 0.43 (z-scores) vs 0.69 (raw),

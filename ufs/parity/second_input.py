@@ -1,5 +1,5 @@
 """A second parity input with a *disconnected* graph, and the checks that need no authors'
-code (issue 25).
+code.
 
 The reference outputs of ``shared/parity`` exist for one input (``digits``), whose 5-NN
 graphs are connected. A solver that matches there can still be wrong where an eigenvalue

@@ -1,4 +1,4 @@
-"""Benchmark results that outlive a machine (issue 28): a compact, versioned archive of a
+"""Benchmark results that outlive a machine: a compact, versioned archive of a
 run's source of truth, and its restoration on a fresh machine.
 
 An archive (``benchmarks/results/<run>.tar.xz``) holds

@@ -91,7 +91,7 @@ def _same_outcome(task: dict, budget: float) -> bool:
 
 
 def budget_key(info: dict | None, budget: float | None) -> float | None:
-    """The fit job's re-run key for the budget (issue 28): a change of
+    """The fit job's re-run key for the budget: a change of
     ``jobs.fit_budget_seconds`` re-runs only the jobs whose outcome it can change.
 
     ``info`` is the job's recorded output (``None``: not run yet). When every recorded fit

@@ -16,7 +16,7 @@ index are built once, so every per-job lookup of the workflow is a dict access.
 Size (~700 lines): :func:`build_plan` and the :class:`Plan` it returns are one unit —
 every check of meaning needs the plan under construction (the data set's shape for
 ``h``, the method's parameters for a grid); the document-level checks moved to
-:mod:`.config_checks` (issue 40).
+:mod:`.config_checks`.
 """
 
 from __future__ import annotations
@@ -226,7 +226,7 @@ class Plan:
         A chunk holds one method's tasks only, so that its identity does not depend on the
         other methods of the plan: a slice (``only_methods``), an added method or a method
         whose number of settings changes leaves every other method's jobs and files as
-        they are (issue 26 #1; numbering over the whole task list made a slice overwrite
+        they are (numbering over the whole task list made a slice overwrite
         the full run's chunks).
         """
         if dataset not in self._chunks:  # computed once per dataset, not once per job
@@ -260,7 +260,7 @@ class Plan:
 
 def thin_grid(grid: dict[str, list], max_settings: int | None) -> dict[str, list]:
     """A grid of at most ``max_settings`` points (config ``grid_max_settings``), the
-    documented thinning rule of the label-tuned protocol (issue 28).
+    documented thinning rule of the label-tuned protocol.
 
     While the product of the value counts exceeds ``max_settings``, the parameter with the
     most values (the first by name on a tie) loses one value; each parameter then keeps
@@ -294,7 +294,7 @@ def _require(cond: bool, key: str, msg: str) -> None:
 
 
 #: a data set whose h grid has fewer values is flagged and left out of the cross-data-set
-#: ranks by default (issue 24: with one or two values of h a rank is a lottery)
+#: ranks by default (with one or two values of h a rank is a lottery)
 MIN_H_VALUES = 3
 
 
@@ -307,7 +307,7 @@ def relative_h(spec: dict[str, Any], n_features: int) -> list[int]:
     205; p = 325 → 5, 7, 16, 33, 65; p = 64 → 5, 6, 13.
 
     Small p: when clipping at ``min`` leaves fewer than :data:`MIN_H_VALUES` values, the
-    lower clip is lowered to 1 (issue 24: ``min 5`` left wine, p = 13, one h and
+    lower clip is lowered to 1 (``min 5`` left wine, p = 13, one h and
     breast_cancer, p = 30, two): p = 30 → 1, 2, 3, 6; p = 13 → 1, 3 (still fewer than
     three: such a data set is flagged and left out of the ranks by default).
     """

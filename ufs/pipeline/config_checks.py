@@ -1,4 +1,4 @@
-"""A workflow config as a document (issue 40, from :mod:`ufs.pipeline.config`): the checks
+"""A workflow config as a document (from :mod:`ufs.pipeline.config`): the checks
 a JSON schema cannot make before any plan is built — duplicate keys, Snakemake's YTE
 refused, a config inflated by YAML aliases, names that cannot be file names — the
 ``--config`` strings read by the schema's declared types, and schema errors in one line
@@ -321,7 +321,7 @@ def coerce_config_strings(
     default :data:`SCHEMA_PATH` (none there: nothing is changed). ``only``: the values
     given with ``--config`` (Snakemake's ``workflow.config_settings.config``): strings
     elsewhere came from a YAML file, where a quoted ``'600'`` is a string on purpose, and
-    are left for the schema to refuse (issue 39: config types are strict).
+    are left for the schema to refuse (config types are strict).
     """
     if schema is None:
         if not SCHEMA_PATH.is_file():

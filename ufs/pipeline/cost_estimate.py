@@ -1,4 +1,4 @@
-"""What the data sets a benchmark run has not reached would cost (issue 28): a per-method
+"""What the data sets a benchmark run has not reached would cost: a per-method
 model of the CPU time of one fit, fitted on the run's own measured fits, and its
 prediction for every missing data set under the run's budget rule.
 

@@ -2,7 +2,7 @@
 validated, each output written atomically.
 
 Kept apart from :mod:`ufs.pipeline.steps` (fit, evaluate) so that their jobs import NumPy and
-the dataset readers only, not scikit-learn (issue 15: ~0.7 s of start-up per job).
+the dataset readers only, not scikit-learn (~0.7 s of start-up per job).
 """
 
 from __future__ import annotations
@@ -30,8 +30,7 @@ def file_entry(config: dict[str, Any], name: str) -> dict[str, Any] | None:
     """The ``file`` keys of ``datasets.<name>``, or ``None``. The path stays as written
     (``~`` expanded; a relative path is relative to the working directory, a symlink is
     kept as such: its own name decides the format): it is part of the download job's
-    re-run trigger, and an absolute form would re-run everything after the project moved
-    (issue 26 #4)."""
+    re-run trigger, and an absolute form would re-run everything after the project moved."""
     entry = ((config.get("datasets") or {}).get(name)) or {}
     if "file" not in entry:
         return None

@@ -1,4 +1,4 @@
-"""Reading the workflow's intermediate files, checked on read (issue 26 #11).
+"""Reading the workflow's intermediate files, checked on read.
 
 The generic helpers (atomic writes, file modes, checksummed JSON) live in
 :mod:`ufs.fileio`, below both the data and the workflow layer; this module knows what the

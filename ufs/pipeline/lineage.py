@@ -1,4 +1,4 @@
-"""Lineage: the key of everything an evaluation's numbers depend on (issues 28, 40).
+"""Lineage: the key of everything an evaluation's numbers depend on.
 
 An evaluation is current when its recorded lineage equals the plan's. The lineage hashes
 the data (data set, seed, h grid, data code, a file data set's spec and content), the fit
@@ -142,7 +142,7 @@ def method_entry(name: str) -> dict[str, Any]:
     """The registry entry's part that changes results (class, kind, fixed parameters,
     grid, defaults, draws; not the reference text) and, for a method from an installed
     package (:mod:`ufs.plugins`), that package's name and version: its other modules are
-    not hashed, so an upgrade re-fits it (issue 41)."""
+    not hashed, so an upgrade re-fits it."""
     from ..plugins import distribution_of
 
     spec = get_method(name)

@@ -1,4 +1,4 @@
-"""Where a result came from: the git commit of the code that computed it (issue 27).
+"""Where a result came from: the git commit of the code that computed it.
 
 Recorded by the fit job in its results (not looked up when the results are logged), so
 that a run computed at one commit and logged after a later checkout still names the commit
@@ -24,7 +24,7 @@ def git_commit(repo: str | Path = _REPO) -> str:
 
     One ``git status`` (``--porcelain=v2 --branch``: the commit on its ``# branch.oid``
     line, a changed tracked file on any other line), run by every fit job: it used to be
-    three git processes, ~8 CPU-ms of a job whose fits take ~1 ms (issue 39)."""
+    three git processes, ~8 CPU-ms of a job whose fits take ~1 ms."""
     if not Path(repo, ".git").exists():
         return ""  # not a checkout's top folder (an installed package, or inside another one)
     try:

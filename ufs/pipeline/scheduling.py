@@ -1,4 +1,4 @@
-"""What this workflow changes in how Snakemake runs it locally (issue 39): no job rate limit,
+"""What this workflow changes in how Snakemake runs it locally: no job rate limit,
 and ``script:`` jobs handed to warm workers from Snakemake's own process. Pure Python,
 duck-typed on Snakemake's ``workflow`` object.
 

@@ -1,4 +1,4 @@
-"""What the tables of a sliced run show (issue 39).
+"""What the tables of a sliced run show.
 
 A run may cover a slice of its config (``only_methods``, ``only_datasets``): it fits and
 evaluates only the slice, and leaves every other method's evaluation files alone. Its

@@ -55,7 +55,7 @@ def build_graph(data: str | Path, graph_spec: dict[str, Any], out: str | Path) -
 
 
 def _load_graph(path: str | Path) -> sp.csr_matrix:
-    """A cached graph file; a damaged one is named with the remedy (issue 26 #11)."""
+    """A cached graph file; a damaged one is named with the remedy."""
     return load_checked(path, sp.load_npz).tocsr()
 
 
@@ -470,7 +470,7 @@ def evaluate(
     ``lineage``: the workflow's key of everything the evaluation depends on (data, fit
     tasks, code, budget, evaluation settings), recorded with the fit job's budget facts
     (``fit_job``) so that a restored evaluation counts as done without its fit files
-    (``ufs benchmark-restore``, issue 28).
+    (``ufs benchmark-restore``).
 
     Ranking results are sliced to each dataset ``h``; subset results are read per ``h``;
     a ``full`` result is evaluated once. A fit over the compute budget gives rows with NaN

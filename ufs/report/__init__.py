@@ -1,4 +1,4 @@
-"""Everything a reader sees (issue 40): per-data-set tables and figures from the
+"""Everything a reader sees: per-data-set tables and figures from the
 evaluation files (:mod:`.aggregate`, :mod:`.tables`, :mod:`.figures`, :mod:`.latex`,
 :mod:`.html`), the benchmark report (:mod:`.benchmark_report`, :mod:`.answer`,
 :mod:`.sensitivity`, :mod:`.absolute_h`, :mod:`.flag_causes`), the reproductions of the

@@ -1,4 +1,4 @@
-"""The absolute h view (issue 37): the benchmark again on the seed papers' grid.
+"""The absolute h view: the benchmark again on the seed papers' grid.
 
 The benchmark's h grid is relative (``round(p · {1, 2, 5, 10, 20} %)`` clipped to
 [5, 300]), so wide data sets see only h ≥ ~70 and "mean over h" averages different

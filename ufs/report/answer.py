@@ -1,4 +1,4 @@
-"""The answer of a benchmark in words (issues 24, 27 and 37): what the tests support, and
+"""The answer of a benchmark in words: what the tests support, and
 what the data cannot decide. One text for ``summary.md`` (the workflow) and
 ``docs/benchmark.md`` (``ufs benchmark-report``).
 

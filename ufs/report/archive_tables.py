@@ -1,8 +1,7 @@
-"""A report's inputs from an archive alone (issue 28): the archive restored into a folder
+"""A report's inputs from an archive alone: the archive restored into a folder
 with the per-data-set tables the workflow's own code computes from its evaluations, so
-that ``ufs benchmark-report`` and ``ufs compare`` need no workflow run (moved here from
-``ufs.pipeline.archive`` in issue 40: the archive format is the pipeline's, the tables are
-the report's)."""
+that ``ufs benchmark-report`` and ``ufs compare`` need no workflow run (the archive
+format is :mod:`ufs.pipeline.archive`'s, the tables are the report's)."""
 
 from __future__ import annotations
 

@@ -300,7 +300,7 @@ def budget_text(run: Run) -> str:
                 recorded.add(float(m.group(1)))
     if len(recorded) == 1:
         return f"per-fit budget {_num(recorded.pop())} CPU-s (recorded in the results)"
-    if recorded:  # a budget raised during the run: the earlier fits that stand (issue 28)
+    if recorded:  # a budget raised during the run: the earlier fits that stand
         top = max(recorded)
         budgets = pd.to_numeric(run.fits["budget_seconds"], errors="coerce")
         earlier = run.fits[budgets < top]
@@ -392,7 +392,7 @@ def scope_line(run: Run) -> str:
 def commits_text(run: Run) -> str:
     """The commits the fits were made at, as the evaluations record them (so that the
     report of an archive names the run's code, not the code reading it); the checkout's
-    commit where no fit records one (results made before issue 27)."""
+    commit where no fit records one (results made before fits recorded their commit)."""
     commits = run.fits["git_commit"].fillna("").astype(str) if len(run.fits) else pd.Series([])
     made = commits[commits != ""].map(lambda c: c[:7] + ("-dirty" if c.endswith("-dirty") else ""))
     if made.empty:
@@ -1102,7 +1102,7 @@ def _scaling_section(run: Run, scaling_dir: str | Path | None) -> list[str]:
     return [scaling_markdown(tables), ""]
 
 
-# -- the primary view, its resolution, its pairs (issue 37) ---------------------------
+# -- the primary view, its resolution, its pairs ---------------------------
 
 
 def _view_intro(results: list[ranking.RankResult]) -> str:

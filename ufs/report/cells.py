@@ -1,6 +1,6 @@
 """Table cells that compete for best, independent of the output format: the markdown
 tables (:mod:`ufs.report.aggregate`) and the LaTeX ones (:mod:`ufs.report.latex`) mark the
-same best and runner-up values (issue 27)."""
+same best and runner-up values."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ For every published cell ``(dataset, method, metric, h)`` we take our **label-tu
 * ``unstated``: treated as ``best`` and flagged as an assumption;
 * ``all``: the all-features reference.
 
-**Agreement** (issue 38, :func:`agreement`): a cell *agrees* when the difference is within
+**Agreement** (:func:`agreement`): a cell *agrees* when the difference is within
 what both sides' uncertainty allows at the two-sided 95 % level: ``|ours − published| ≤
 1.96 · √(se_pub² + se_ours²)``, each ``se`` the standard error of a mean —
 

@@ -144,7 +144,6 @@ NON_MONOTONE = {
 #: the PNGs' resolution: they are for screens (the summary, the HTML report, the README;
 #: a 7-inch figure is ~1 000 pixels wide), the PDF twin is what a paper takes (vector).
 #: 300 dpi cost ~10 % more of a data set's figure job's CPU for pixels no screen shows
-#: (issue 39)
 PNG_DPI = 150
 _RANKING_COLOR = "0.35"  # convergence: the one fit of a ranking method
 _RC = {
@@ -160,7 +159,7 @@ _RC = {
     "figure.dpi": PNG_DPI,
     "axes.formatter.useoffset": False,  # no "+1e2" / "1e6" offset text above the axes
     # plain-text tick labels: mathtext laid out every number of every axis (~9 % of a data
-    # set's figures' CPU, issue 39); log axes' decades (10^k) keep their own mathtext labels
+    # set's figures' CPU); log axes' decades (10^k) keep their own mathtext labels
     "axes.formatter.use_mathtext": False,
 }
 
@@ -320,15 +319,15 @@ def save_figure(fig, path: str | Path, dpi: int = PNG_DPI, *, vector: bool = Tru
     carries no creation date. ``ps.fonttype`` is set to 42 as well: matplotlib 3.11's PDF
     writer sizes its font subsets by it, and with Type 3's 256 it embedded every font
     whose text has a character past Latin-1 (the figures' †, ◊, —) twice, as two
-    subsets, each costing a parse of the whole font file (issue 39: 13 -> 11 font
+    subsets, each costing a parse of the whole font file (13 -> 11 font
     programs in digits' four PDFs). The per-data-set figures are laid out by ``tight_layout``
     before they are saved, so the canvas is written as it is: ``bbox_inches="tight"``
     would render the figure once more to measure it (~30 % of a data set's aggregation
-    job, issue 15); the CD diagrams pass it. ``tight_layout`` leaves a placeholder layout
+    job); the CD diagrams pass it. ``tight_layout`` leaves a placeholder layout
     engine behind, which makes every ``savefig`` draw the figure once more before it
     writes (to lay it out, though a placeholder lays out nothing): it is removed first,
-    which leaves the files as they were and saves ~15 % of the figures' CPU (issue 39:
-    5.6 -> 4.7 CPU-s for digits' four figures)."""
+    which leaves the files as they were and saves ~15 % of the figures' CPU (5.6 -> 4.7
+    CPU-s for digits' four figures)."""
     import matplotlib.pyplot as plt
     from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
@@ -672,7 +671,7 @@ def _draw_method(
 POINT_SIZE = 3.5
 #: the status marks' widths (points; scatter sizes are their squares): each rings its point
 #: tightly, at most 1.5 pt beyond it on each side, so that it hides no neighbouring point
-#: (issue 39: the degenerate diamonds, 8.4 pt wide, covered the other methods' points)
+#: (the degenerate diamonds, 8.4 pt wide, covered the other methods' points)
 MARK_WIDTH = {
     "not_converged": POINT_SIZE + 1.0,
     "diverged": POINT_SIZE + 1.5,
@@ -943,7 +942,7 @@ def runtime_stats(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def runtime_column(df: pd.DataFrame) -> str:
-    """``fit_cpu_seconds`` when every fit of ``df`` recorded its CPU time (issue 39: the
+    """``fit_cpu_seconds`` when every fit of ``df`` recorded its CPU time (the
     figure showed wall-clock time on whatever load the machine had), ``fit_seconds`` (wall
     clock) otherwise."""
     cpu = df.get("fit_cpu_seconds")

@@ -1,4 +1,4 @@
-"""Why a method's fits are flagged, measured (issue 37): one entry per method whose fits
+"""Why a method's fits are flagged, measured: one entry per method whose fits
 are flagged (†, ◊) on more than a quarter of the benchmark's data sets.
 
 A flag on most of a method's fits is a finding, not a footnote. Each entry says what

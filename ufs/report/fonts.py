@@ -4,7 +4,7 @@ figures write, so that a PDF embeds its fonts cheaply.
 A PDF twin embeds its fonts as TrueType subsets (:func:`ufs.report.figures.save_figure`).
 To cut one, matplotlib has fontTools parse the whole font file — DejaVu Sans has ~6 000
 glyphs — once per font and PDF, 65-145 ms each: ~1 CPU-s of a data set's four figures, a
-fifth of their CPU (issue 39). Cutting the same subset from a font of the 367 glyphs the
+fifth of their CPU. Cutting the same subset from a font of the 367 glyphs the
 figures can use takes 17-23 ms.
 
 :func:`font_family` makes that font once per machine: **UFS Sans**, the four faces of the

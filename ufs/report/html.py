@@ -1,5 +1,5 @@
 """The workflow's markdown (``summary.md``, ``tables/<base>.md``) as a standalone HTML page,
-so that the Snakemake report shows it instead of offering a download (issue 27).
+so that the Snakemake report shows it instead of offering a download.
 
 Not a general markdown converter: it renders exactly what this project writes — ATX
 headings, paragraphs, ``-`` lists, pipe tables, images and links, ``**bold**``,

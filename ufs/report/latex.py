@@ -11,7 +11,7 @@ Conventions of every table:
 
 * booktabs rules (``\toprule``, ``\midrule``, ``\bottomrule``): the preamble needs
   ``\usepackage{booktabs}`` and ``\usepackage{graphicx}``, nothing else;
-* every table fits the line it is set in (issue 39: the per-data-set tables overflowed a
+* every table fits the line it is set in (the per-data-set tables overflowed a
   17 cm text by up to 60 pt): a table wider than ``\linewidth`` is scaled down to it, a
   narrower one is left at its natural size (:func:`fit_width`). ``\linewidth`` is the
   column width inside a float of a two-column document, so the same file serves a
@@ -368,7 +368,7 @@ def rank_table(results) -> str:
 
 
 def _cd_text(r) -> str:
-    """The CD of a column, only where the Friedman test rejects (issue 39: a CD under a
+    """The CD of a column, only where the Friedman test rejects (a CD under a
     test that does not reject separates nothing and read as a claim)."""
     if r.cd is None or not r.applicable:
         return "n/a"

@@ -1,4 +1,4 @@
-"""One verdict per seed paper: does its claim hold when someone else runs it? (issue 38)
+"""One verdict per seed paper: does its claim hold when someone else runs it?
 
 From a paper's comparison table (:func:`ufs.report.compare.compare_published`: one row per
 published cell with ours beside it) this module counts, on the cells both sides computed:

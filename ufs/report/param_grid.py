@@ -1,5 +1,5 @@
 """A method's scores over a grid of two of its parameters, and its label-free setting's
-convergence curve: the K-means UFS paper's Figures 3 and 4 (§V-C; issue 38), for any
+convergence curve: the K-means UFS paper's Figures 3 and 4 (§V-C), for any
 method and any two parameters of its grid.
 
 :func:`grid_scores` reads a run's evaluation files: one row per data set, ``h`` and

@@ -1,4 +1,4 @@
-"""Where a new method stands against an archived benchmark (``ufs compare``, issue 41).
+"""Where a new method stands against an archived benchmark (``ufs compare``).
 
 A researcher's own selector (registered by entry point or by a config's import path,
 :mod:`ufs.plugins`) is fitted and evaluated on every data set of the benchmark archive

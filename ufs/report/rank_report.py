@@ -1,4 +1,4 @@
-"""The ranks across data sets for a reader (issue 40, from :mod:`ufs.stats.ranking`): the
+"""The ranks across data sets for a reader (from :mod:`ufs.stats.ranking`): the
 overview and detail tables of ``summary.md`` and ``docs/benchmark.md``, the notes under
 them, and the critical-difference (CD) diagram (Demšar, JMLR 7:1-30, 2006). The numbers are
 :class:`ufs.stats.ranking.RankResult`'s; this module only shows them."""
@@ -250,7 +250,7 @@ _CD_WHAT = {
 
 
 def cd_caption(r: RankResult) -> str:
-    """The CD diagram's caption, written beside the figure in the markdown (issue 39: it
+    """The CD diagram's caption, written beside the figure in the markdown (it
     was a four-line title): the test, whether a post-hoc comparison was made, the status
     marks, who is not ranked, and what the bold names are."""
     parts = [p.rstrip(".") for p in _cd_subtitle(r).split("\n")]

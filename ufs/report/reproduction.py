@@ -1,4 +1,4 @@
-"""The seed papers' reproductions from their archives (issue 38).
+"""The seed papers' reproductions from their archives.
 
 A reproduction run (``snakemake --configfile config/experiments/<paper>.yaml``) is
 archived like the benchmark (``ufs benchmark-archive --results results/<paper> --config

@@ -1,4 +1,4 @@
-"""The reproduction report, ``docs/reproduction.md`` (issue 38), from the runs' folders.
+"""The reproduction report, ``docs/reproduction.md``, from the runs' folders.
 
 :func:`reproduction_markdown` assembles it from a folder of reproduction runs (the workflow's
 ``results/``, or the archives restored by :func:`ufs.report.reproduction.restore_reproductions`):

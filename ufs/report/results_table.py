@@ -1,4 +1,4 @@
-"""The tidy results table of one data set (issue 40): every evaluation file read once into
+"""The tidy results table of one data set: every evaluation file read once into
 one row per (method, setting, h) with its scores, fit status and CPU time (:func:`collect`),
 the protocols' selections from it (:func:`select_protocols`: label-free defaults, the
 label-tuned grid chosen on held-in restarts, the random draws pooled), and the layout the
@@ -170,7 +170,7 @@ def collect(evaluation_files: list[str | Path], base: str) -> pd.DataFrame:
         rec["_restart"] = restart
         rec["tp"] = float(np.mean(e["tp"])) if e["tp"] and not budget else np.nan
         rec["cp"] = float(np.mean(e["cp"])) if e["cp"] and not budget else np.nan
-        # the replicates' spread of TP@h (issue 38: the agreement criterion of counts)
+        # the replicates' spread of TP@h (the agreement criterion of counts)
         many = len(e["tp"]) > 1 and not budget
         rec["tp_std"] = float(np.std(e["tp"], ddof=1)) if many else np.nan
         rec["fit_seconds"] = float(np.mean(e["fit_seconds"]))
@@ -200,7 +200,7 @@ TUNING_SPLIT = "chosen on the even k-means restarts, reported on the odd ones"
 
 def _held_out(best: pd.DataFrame) -> pd.DataFrame:
     """The label-tuned rows' statistics on the restarts that did not choose them: the
-    odd-numbered restarts (issue 24: a score chosen and reported on the same restarts is
+    odd-numbered restarts (a score chosen and reported on the same restarts is
     biased upwards by the choice)."""
     best = best.copy()
     for i, (values, restart) in enumerate(zip(best["_values"], best["_restart"], strict=True)):
@@ -353,7 +353,7 @@ def table_blocks(sel: pd.DataFrame, protocols=TABLE_PROTOCOLS):
     tables' order (label-free first; ACC, NMI, then TP@h and CP@h on simulations): what
     the markdown and the LaTeX tables iterate over. The rows carry only the columns a
     table reads (:func:`_table_columns`): :func:`ordered_methods` copies them per method,
-    and the ~100 others made a quarter of the tables' time (issue 39)."""
+    and the ~100 others made a quarter of the tables' time."""
     has_truth = "tp" in sel and sel["tp"].notna().any()
     for protocol in protocols:
         part = sel[sel["protocol"] == protocol]

@@ -1,4 +1,4 @@
-"""How each verdict moves when the rules of the comparison change (issue 37).
+"""How each verdict moves when the rules of the comparison change.
 
 The primary view (:data:`ufs.stats.views.PRIMARY`: one data set per family, simulations
 apart, fits over the budget scored as random) is one defensible choice among several. The

@@ -1,4 +1,4 @@
-"""Input scaling as a factor of a benchmark (issue 24): the same methods on z-scored, raw
+"""Input scaling as a factor of a benchmark: the same methods on z-scored, raw
 and [0, 1]-scaled inputs, and how much their ranking moves.
 
 Every table row records the ``input_space`` its fit received. The benchmark runs each

@@ -1,5 +1,4 @@
-"""Paired comparisons against the references, and the random reference as a distribution
-(issue 24).
+"""Paired comparisons against the references, and the random reference as a distribution.
 
 The omnibus test (Friedman, Nemenyi: :mod:`ufs.stats.ranking`) asks whether the
 competitors differ among themselves. The question a reader of a feature-selection

@@ -1,4 +1,4 @@
-"""All-pairs paired tests of the competitors (issue 37): which pairs the data can order.
+"""All-pairs paired tests of the competitors: which pairs the data can order.
 
 The Nemenyi critical difference compares *mean ranks*, and a mean rank depends on which
 other methods are in the comparison (Benavoli, Corani & Mangili, JMLR 17(5), 2016): two

@@ -21,7 +21,7 @@ Per protocol (``oracle`` = label-tuned, ``label_free`` = documented defaults) an
   diagram (:func:`cd_figure`) joins such groups with a bar, only when the Friedman test
   is significant (no post-hoc test otherwise).
 
-Who is ranked (issue 24): only the **competitors** (registry role ``method``). The
+Who is ranked: only the **competitors** (registry role ``method``). The
 references (``all_features``, ``random``, ``max_variance``) are bounds, not candidates:
 they are compared with each method by paired tests (:mod:`ufs.stats.paired`) and never
 enter the omnibus test; declared **variants** (``kmeans_ufs_exact``, ``spcafs_raw``,
@@ -29,7 +29,7 @@ enter the omnibus test; declared **variants** (``kmeans_ufs_exact``, ``spcafs_ra
 grid has fewer than ``min_h_values`` values (default 3) is flagged and left out (its
 rank would be decided by one or two h); both are reported.
 
-Missing results (issue 37: one rule for every test, :data:`ufs.stats.views.MISSING_DATA_RULE`):
+Missing results (one rule for every test, :data:`ufs.stats.views.MISSING_DATA_RULE`):
 a fit over the compute budget scores the expected random subset of its (data set, h) cell
 (``imputed``: data set → those methods; marked ``§``); otherwise the comparison uses the
 (data set, h) cells where every compared method has a result (``cells``: every test of the
@@ -38,7 +38,7 @@ the methods share no h is dropped (``dropped_datasets``); if fewer than two data
 would remain, the methods missing somewhere are dropped instead (``dropped_methods``).
 Data sets whose h were cut that way are reported (``partial_support``).
 
-Families (issue 37): with a :class:`ufs.stats.views.View` that counts one data set per
+Families: with a :class:`ufs.stats.views.View` that counts one data set per
 family, the rows are families (the median over the members' scores) and simulations may be
 left out; the result records the view and the families' members.
 """

@@ -1,4 +1,4 @@
-"""The methods against the references, per data set and per h (issue 24): the tables of
+"""The methods against the references, per data set and per h: the tables of
 ``summary.md`` and ``docs/benchmark.md`` that say whether a method beats chance and
 beats using every feature, with paired tests (:mod:`ufs.stats.paired`).
 

@@ -1,4 +1,4 @@
-"""What a comparison across data sets is computed on (issue 37): the (data set, h) cells,
+"""What a comparison across data sets is computed on: the (data set, h) cells,
 one missing-data rule for every test, data set families and the sensitivity views.
 
 * **Cells.** Per protocol and metric, a method's result at one ``h`` of one data set is a

@@ -1,4 +1,4 @@
-"""MLflow logging (issue 40): one run per (output directory, data, data set, method,
+"""MLflow logging: one run per (output directory, data, data set, method,
 setting, h); the design notes are :mod:`.runs`'s. By job:
 
 * :mod:`.client` — tracking URIs, the client, errors, retries on a locked SQLite store;

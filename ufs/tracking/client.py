@@ -1,4 +1,4 @@
-"""The MLflow client and its errors (issue 40, from ``ufs.bench.tracking``): tracking URIs,
+"""The MLflow client and its errors (from ``ufs.bench.tracking``): tracking URIs,
 the client, and the retry of a pass on a locked SQLite store. Imported first by every
 module of :mod:`ufs.tracking`: it sets MLflow's HTTP environment defaults before MLflow
 is imported (fail fast when a server is down; see :mod:`ufs.tracking.runs`)."""
@@ -55,7 +55,7 @@ def resolve_uri(uri: str) -> str:
     """``uri`` with a relative SQLite path made absolute (relative to the working
     directory). The workflow's rule parameters hold the URI as configured (for the default
     store, relative to the working directory), so that moving the project changes no
-    parameter and re-runs nothing (issue 26 #4); the jobs resolve it."""
+    parameter and re-runs nothing; the jobs resolve it."""
     db = _sqlite_path(uri)
     if db is None or db.is_absolute():
         return uri
@@ -101,7 +101,7 @@ def _unsynced_connect(dbapi_connection, connection_record) -> None:
 
 def _client(uri: str):
     """An ``MlflowClient`` of ``uri``. A local SQLite store is written with ``PRAGMA
-    synchronous = OFF`` (issue 39): SQLite hands each commit to the operating system
+    synchronous = OFF``: SQLite hands each commit to the operating system
     without waiting for the disk (fsync). A process that is killed loses nothing; an
     operating-system crash or a power cut while runs are logged can damage the store, which
     the next run's ``mlflow_init`` finds (``PRAGMA quick_check``, :func:`store_problem`),

@@ -1,4 +1,4 @@
-"""Who a run belongs to (issue 40, from ``ufs.bench.tracking``): the identity of an output
+"""Who a run belongs to (from ``ufs.bench.tracking``): the identity of an output
 directory and of its data, and the keys of a setting and of a run (see the design notes of
 :mod:`ufs.tracking.runs`)."""
 
@@ -35,7 +35,7 @@ def output_identity(output_dir: str | Path, adopt: str | None = None) -> str:
     """The identity of an output directory: the resolved path where its identity file was
     first written (``<output_dir>/mlflow/output_identity.json``), which moves with the
     directory. Run keys and the ``output_id`` tag derive from it, so a moved or renamed
-    directory (a moved project) finds its runs as they are (issue 26 #4); a directory that
+    directory (a moved project) finds its runs as they are; a directory that
     never had the file gets its current path, the identity run keys used before the file
     existed. A copy shares its original's identity: delete the copy's file to make it a
     directory of its own in a store both log to. ``adopt``: the identity to record when

@@ -1,4 +1,4 @@
-"""What the MLflow UI shows (issue 40, from ``ufs.bench.tracking``): run names and
+"""What the MLflow UI shows (from ``ufs.bench.tracking``): run names and
 descriptions, setting labels, the shared runs-table view and the link to it."""
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ SHARED_VIEW_KEY = "ufs-bench-v2"
 
 
 SHARED_VIEW = {
-    # issue 39: the full data set / method / h first (the name column cuts run names at
+    # the full data set / method / h first (the name column cuts run names at
     # ~22 characters), sorted by data set (a sort by ACC across data sets put
     # golfs_sim2/max_variance first: a meaningless order); each data set x method is a
     # parent run that groups its settings' runs
@@ -113,7 +113,7 @@ SHARED_VIEW = {
 }
 
 
-#: significant digits of the metrics logged to MLflow (issue 39: 6+ digits); the
+#: significant digits of the metrics logged to MLflow (6+ digits); the
 #: evaluation files keep full precision and stay the source of truth
 METRIC_DIGITS = 4
 
@@ -161,7 +161,7 @@ def _draw_range(draws) -> str:
 
 
 def run_description(ev: dict[str, Any], row: dict[str, Any]) -> str:
-    """A run's description (its page's note; issue 39: it read "dataset wine, setting
+    """A run's description (its page's note; it read "dataset wine, setting
     44136fa355: {}"): the method, data set and h, the protocol in the tables' words, the
     setting's parameters and the fit's status."""
     params = ", ".join(f"{k} = {v}" for k, v in sorted(ev["params"].items()))

@@ -24,7 +24,7 @@ Design (DESIGN §6):
 * Run keys identify the output directory (its :func:`output_identity`, recorded in the
   directory and moving with it) and the data (:func:`data_sha256` of the standardized data)
   besides the setting (:func:`setting_key`), so several output directories can share one
-  store, and a moved directory finds its runs (issue 26 #4; :func:`init_experiment` points a
+  store, and a moved directory finds its runs (:func:`init_experiment` points a
   moved SQLite store at its artifacts' new place). A logging job only ever reads, replaces or deletes runs
   of its own output directory (tag ``output_id``) and dataset (in the directory's own store
   also the dataset's runs logged before runs carried that tag). A SQLite store keeps its
@@ -103,7 +103,7 @@ def _metric_rows(row: dict[str, Any], ts: int):
     chance reference's per-draw means and the objective curve as histories. The values
     of each k-means restart are in the run's ``evaluation.json`` artifact, not metric
     histories: they were two thirds of a run's metric rows and ~17 % of its logging time
-    in the SQLite store (issue 39), for a chart whose x axis (the restart) orders nothing."""
+    in the SQLite store, for a chart whose x axis (the restart) orders nothing."""
     from mlflow.entities import Metric
 
     out = []
@@ -165,7 +165,7 @@ def _dataset_input(dataset: str, data_hash: str, source: str, profile: dict[str,
 def _artifact_repository(client, run):
     """The artifact repository of ``run`` (just created): what ``client.log_artifacts``
     uses, found from the run's own ``artifact_uri`` instead of a ``get_run`` query per run
-    (~10 % of a run's logging time in the SQLite store, issue 39)."""
+    (~10 % of a run's logging time in the SQLite store)."""
     from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 
     return get_artifact_repository(run.info.artifact_uri, tracking_uri=client.tracking_uri)
@@ -225,7 +225,7 @@ PARENT_TAG = "ufs.parent"
 def _logged_rows(ev: dict[str, Any], hs: list[int] | None):
     """The rows of an evaluation as runs: a method that uses every feature (``h_label``
     ``all``) is logged once per h of the data set, with the same numbers, so that a filter
-    on ``params.h`` keeps the all-features reference beside the methods (issue 27)."""
+    on ``params.h`` keeps the all-features reference beside the methods."""
     for row in ev["results"]:
         if row["h_label"] == "all" and hs:
             for h in hs:
@@ -262,7 +262,7 @@ def _pooled_draws(evs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ``evaluation.reference_draws`` seeded subsets) pooled into one evaluation, one run per
     h, as the results tables pool them (:func:`ufs.reference_draws.pool_draws`: the expected
     score, the std over every restart of every draw, the 5-95 % band of one draw, and each
-    draw's mean as the history ``<metric>_per_draw``, step = draw). Issue 39: the 30
+    draw's mean as the history ``<metric>_per_draw``, step = draw). The 30
     draws were 30 runs per h, half of a default run's runs and of its logging time, and a
     runs table in which one reference filled most rows with single draws."""
     from ..pipeline.status import worst
@@ -331,7 +331,7 @@ def _parent_runs(
 ):
     """The parent run of each ``(dataset, method)``: found among ``existing`` (popped) or
     created; duplicates go. A new parent lasts its settings' fit time together
-    (``fit_ms[method]``, milliseconds; issue 39: parents showed the ~50 ms their creation
+    (``fit_ms[method]``, milliseconds; parents showed the ~50 ms their creation
     took as Duration). Returns method -> (run id, logged anew)."""
     out = {}
     for method, role in sorted(methods.items()):
@@ -499,7 +499,7 @@ def _log_pass(
     # what is left: runs of keys no longer in the results (the data or the plan changed)
     # and, in this directory's own store, runs logged before runs carried an output_id.
     # Only runs of the methods logged here: a slice (only_methods) adds or refreshes its own
-    # part and leaves every other method's runs as they are (issue 26 #1)
+    # part and leaves every other method's runs as they are
     stale = [r for runs in existing.values() for r in runs if r.data.tags.get("method") in roles]
     for r in stale + old:
         client.delete_run(r.info.run_id)
@@ -508,8 +508,8 @@ def _log_pass(
 
 
 def _refresh_tags(client, run, tags: dict[str, str]) -> bool:
-    """Set the tags of a kept run that differ from what the results say now (issue 26 #5:
-    a grid change flips ``in_grid`` without changing the results; a moved directory
+    """Set the tags of a kept run that differ from what the results say now (a
+    grid change flips ``in_grid`` without changing the results; a moved directory
     changes ``output_dir``): the store never disagrees with the tables. True if any."""
     from mlflow.entities import RunTag
 

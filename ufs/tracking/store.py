@@ -1,4 +1,4 @@
-"""The MLflow store and experiment (issue 40, from ``ufs.bench.tracking``): the SQLite
+"""The MLflow store and experiment (from ``ufs.bench.tracking``): the SQLite
 store's health check, its atomic creation under a lock, its identity tag, and
 :func:`init_experiment` (the design notes are :mod:`ufs.tracking.runs`')."""
 
@@ -278,7 +278,7 @@ def _ensure_experiment(client, name: str, loc: str | None, store_id: str) -> tup
 
 def _relocate_artifacts(db: Path, uri: str, exp_id: str, loc: str) -> str | None:
     """Point the experiment and its runs at the artifacts beside the store, when the store
-    moved together with them (a moved project, issue 26 #4); MLflow records absolute
+    moved together with them (a moved project); MLflow records absolute
     artifact locations and has no API to change one. Only a location of this module's form
     (``.../mlflow-artifacts``, :func:`default_artifact_root`) is rewritten. Returns the old
     location, or ``None`` when nothing moved."""

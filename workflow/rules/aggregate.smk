@@ -42,7 +42,7 @@ rule aggregate_dataset:
         "../scripts/aggregate_dataset.py"
 
 
-# The figures are a job of their own (issue 39): the summary needs the tables only, so at the
+# The figures are a job of their own: the summary needs the tables only, so at the
 # end of a run the last data set's figures are drawn beside the summary, not before it.
 rule figures_dataset:
     input:

@@ -28,12 +28,12 @@ os.environ[ufs.plugins.CONFIG_METHODS_ENV] = ufs.plugins.config_methods_env(
     config.get("methods") or {}
 )
 # A sliced run (only_methods, only_datasets) builds its tables from every evaluation of the
-# whole config on disk and says what they leave out (ufs.pipeline.slices, issue 39).
+# whole config on disk and says what they leave out (ufs.pipeline.slices).
 _FULL = full_config(config)
 SLICE = slice_view(config, PLAN, build_plan(_FULL, warn=False) if _FULL else None, OUT)
 
 # Intermediate files cut short after they were written keep their mtime: Snakemake would
-# never rebuild them, and a later step would read them (issue 26 #11).
+# never rebuild them, and a later step would read them.
 _damaged = ufs.pipeline.io.damaged_files(OUT, RES)
 if _damaged:
     _shown = "\n  ".join(_damaged[:20]) + ("\n  ..." if len(_damaged) > 20 else "")
@@ -52,7 +52,7 @@ BASES = sorted({inst.base for inst in PLAN.instances.values()})
 PUBLISHED = config.get("published", "")
 PUBLISHED_CSV = f"{workflow.basedir}/config/published/{PUBLISHED}.csv" if PUBLISHED else ""
 # an input path: relative to the working directory when inside it, so that a moved project
-# re-runs nothing (issue 26 #4)
+# re-runs nothing
 if PUBLISHED_CSV and not os.path.relpath(PUBLISHED_CSV).startswith(".."):
     PUBLISHED_CSV = os.path.relpath(PUBLISHED_CSV)
 if PUBLISHED and not os.path.exists(PUBLISHED_CSV):
@@ -68,7 +68,7 @@ GRAPHS = {s.graph_id: s.graph for _, s in PLAN.jobs() if s.graph_id}
 LINEAGE = PlanLineage(PLAN, config, OUT)
 CODE = LINEAGE.code
 EVAL_CODE = CODE.evaluate
-# reading and standardizing the data (issue 26 #7): one key per data set,
+# reading and standardizing the data: one key per data set,
 # LINEAGE.data_code(dataset) (ufs.pipeline.lineage.dataset_code): a new data set re-runs no other
 # the tables, figures and the summary (ranks, paired tests: aggregate.py imports them)
 AGGREGATE_CODE = CODE.aggregate
@@ -155,8 +155,8 @@ def fit_runtime_minutes(wildcards):
 
 
 def chunk_lineage(dataset, chunk):
-    """Everything an evaluation's content depends on, hashed (issue 28;
-    :meth:`ufs.pipeline.lineage.PlanLineage.chunk_lineage`). The evaluate job records it; an
+    """Everything an evaluation's content depends on, hashed
+    (:meth:`ufs.pipeline.lineage.PlanLineage.chunk_lineage`). The evaluate job records it; an
     evaluation whose fit files are absent (restored from an archive) is done when its
     recorded lineage is this one (:func:`evaluate_inputs`)."""
     return LINEAGE.chunk_lineage(dataset, chunk)
@@ -184,7 +184,7 @@ def evaluate_inputs(w):
     evaluation, it re-runs the evaluation and so its fit. Without it a restored evaluation
     stays "up to date" after a code change: missing but producible fit files do not make
     Snakemake re-run an existing output, and a restored file has no metadata for the
-    ``params`` trigger (issue 37)."""
+    ``params`` trigger."""
     lineages = _restored_lineages(w.dataset, w.chunk)
     if lineages is not None and lineages[0] == lineages[1]:
         return {}
@@ -214,7 +214,7 @@ def evaluate_inputs(w):
 
 
 def chunk_message(dataset, chunk):
-    """What a fit or evaluation job does, for its ``message:`` (issue 27): the methods,
+    """What a fit or evaluation job does, for its ``message:``: the methods,
     the data set, the settings and h."""
     tasks = PLAN.chunks(dataset)[chunk]
     methods = ", ".join(sorted({t.method for t in tasks}))
@@ -248,7 +248,7 @@ def all_targets():
     figures, summary, timing, comparison) and the MLflow markers. A deleted one is rebuilt
     by a plain re-run, and `snakemake --report` finds every file it shows."""
     targets = [f for d in PLAN.instances for f in evaluations_of(d)]
-    # the data records (constant features dropped, ...): documented outputs (issue 26 #8)
+    # the data records (constant features dropped, ...): documented outputs
     targets += [f"{OUT}/data/{d}.json" for d in PLAN.instances]
     targets += expand(list(rules.aggregate_dataset.output), base=BASES)
     targets += expand(list(rules.figures_dataset.output), base=BASES)
@@ -276,7 +276,7 @@ def all_benchmarks():
 
 
 # The rules' parameter holds the URI as configured (the default store relative to the
-# working directory): moving the project changes no parameter (issue 26 #4); jobs resolve it.
+# working directory): moving the project changes no parameter; jobs resolve it.
 MLFLOW_URI_PARAM = MLFLOW.get("tracking_uri") or f"sqlite:///{OUT}/mlflow.db"
 MLFLOW_URI = ufs.tracking.resolve_uri(MLFLOW_URI_PARAM)
 MLFLOW_EXPERIMENT = MLFLOW.get("experiment", "ufs-bench")

@@ -1,4 +1,4 @@
-"""Warm workers: a workflow job runs in a process forked from a warm server (issue 39).
+"""Warm workers: a workflow job runs in a process forked from a warm server.
 
 Every job of the workflow is a ``script:`` that Snakemake runs in a fresh Python process;
 importing scikit-learn (for the estimators' base class), SciPy and pandas costs ~1.2 CPU-s
@@ -97,7 +97,7 @@ PRELOAD = (
     "matplotlib",
     # the figure jobs' drawing and writing (~0.4 CPU-s a job when each child imported them:
     # pyplot, the PNG and PDF backends, and fontTools, which the PDF backend subsets fonts
-    # with; issue 39)
+    # with)
     "matplotlib.pyplot",
     "matplotlib.backends.backend_agg",
     "matplotlib.backends.backend_pdf",
@@ -856,7 +856,7 @@ def _warm_thread_limits() -> None:
     """Scan the loaded libraries for thread pools once, as every job does first
     (``threadpool_limits``, ``_job.setup``): threadpoolctl caches the resolved path of
     every loaded library (``_realpath``, some 300 here), so a child's scan then takes
-    ~4 ms instead of ~15 (issue 39). The child still scans, so a library it loads itself
+    ~4 ms instead of ~15. The child still scans, so a library it loads itself
     is limited too."""
     try:
         from threadpoolctl import ThreadpoolController
