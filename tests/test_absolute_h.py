@@ -1,4 +1,4 @@
-"""The absolute h view (issue 37): the overlay's grid, Snakemake's config merge, the
+"""The absolute h view: the overlay's grid, Snakemake's config merge, the
 comparison of the two grids, and the report/archive wiring."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The package's layers (issue 40): data flow one way, no import cycles, and the old
+"""The package's layers: data flow one way, no import cycles, and the old
 ``ufs.bench`` names kept for a release with a warning."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Results archives (issue 28): ``ufs benchmark-archive`` / ``benchmark-restore`` /
+"""Results archives: ``ufs benchmark-archive`` / ``benchmark-restore`` /
 ``benchmark-report --archive`` on the synthetic results of ``test_benchmark_report``, and on
 the repository's own archive (the committed ``docs/benchmark.md`` is regenerated from it
 byte for byte)."""
@@ -297,7 +297,7 @@ def test_a_fresh_machine_restores_resumes_and_regenerates(tmp_path):
 
 @pytest.mark.slow
 def test_a_restored_evaluation_whose_lineage_changed_is_refitted(tmp_path):
-    """Issue 37: after a restore, a chunk whose method (data, budget, setting) changed is
+    """After a restore, a chunk whose method (data, budget, setting) changed is
     re-fitted and re-evaluated, and nothing else. A changed solver changes the plan's
     lineage of its chunks; here the recorded lineage of one restored evaluation is
     changed instead (the same mismatch, without editing the package). Before the stale

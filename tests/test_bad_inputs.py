@@ -153,7 +153,7 @@ def make_unknown_format(d: Path):
 
 #: case → (file maker, message the error must contain, stage where it is caught)
 CASES = {
-    # the file's line and column (issue 26 #12), not the matrix position
+    # the file's line and column, not the matrix position
     "nan": (make_nan, "line 5: feature value 'nan' in column 2 is not a finite number", "download"),
     "inf": (make_inf, "contains inf", "download"),
     "constant_columns": (make_constant_columns, "exceeds the 2 non-constant features", "data"),

@@ -1,4 +1,4 @@
-"""The cross-data-set benchmark config (config/experiments/benchmark.yaml, issue 16):
+"""The cross-data-set benchmark config (config/experiments/benchmark.yaml):
 valid, every registered method, every data set that loads offline, the documented
 relative h grid, and a workflow dry run of its label-free protocol."""
 
@@ -60,7 +60,7 @@ def test_every_method_and_every_offline_dataset():
         (1024, [10, 20, 51, 102, 205]),
         (325, [5, 7, 16, 33, 65]),  # 32.5 rounds half up
         (64, [5, 6, 13]),  # 1 % and 2 % clip to 5; equal values once
-        (13, [1, 3]),  # min 5 would leave one h: the lower clip drops to 1 (issue 24)
+        (13, [1, 3]),  # min 5 would leave one h: the lower clip drops to 1
         (30, [1, 2, 3, 6]),  # min 5 would leave 5, 6
         (10304, [103, 206, 300]),  # 10 % and 20 % clip to 300
         (5, [4]),  # below p: h = p - 1 at most (lowering the clip gives no more values)

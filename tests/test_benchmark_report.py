@@ -395,7 +395,7 @@ def test_the_report_opens_with_what_the_tests_support(full):
 
 
 def test_pairs_are_claimed_only_where_friedman_rejects_and_holm_orders_them():
-    """Issue 37: a pair is ordered by the all-pairs Wilcoxon–Holm tests, not by the
+    """A pair is ordered by the all-pairs Wilcoxon–Holm tests, not by the
     Nemenyi CD: here `top` wins on every one of 12 data sets against `low` (Holm p tiny),
     and three equal-up-to-noise methods give no ordered pair."""
     from ufs.report import answer

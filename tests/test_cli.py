@@ -88,7 +88,7 @@ def test_every_option_and_subcommand_has_a_help_text():
     assert missing == []
 
 
-# -- no traceback for a user error (issue 39) ----------------------------------------------
+# -- no traceback for a user error ----------------------------------------------
 def test_unknown_method_names_get_suggestions_not_tracebacks(capsys):
     from ufs.cli import main
 

@@ -79,7 +79,7 @@ def test_agreement_uses_both_standard_errors(files):
 
 
 def test_agreement_on_hand_computed_cells():
-    """Issue 38: a count cell, a cell without a published std, an impossible cell."""
+    """A count cell, a cell without a published std, an impossible cell."""
     from ufs.report.compare import agreement, impossible
 
     # TP (a count): ours 6.0 ± 1.0 over 3 replicates vs published 7.0: margin 1.96/√3 = 1.13
@@ -127,7 +127,7 @@ def test_markdown_says_not_run(files):
 
 
 def test_each_missing_cell_says_why(tmp_path):
-    """Issue 38: a published cell without a value of ours names its reason, from the
+    """A published cell without a value of ours names its reason, from the
     registries: network-only data, an unregistered data set or method, a registered pair
     outside the run, an h the run did not score (not counted as computed)."""
     rows = [
@@ -423,7 +423,7 @@ def _spcafs_tables():
 
 
 def test_a_figures_only_paper_is_judged_against_its_reference_by_hand():
-    """Issue 38: SPCAFS publishes no cells; its claim (improves on all features on almost
+    """SPCAFS publishes no cells; its claim (improves on all features on almost
     all data sets) is checked on our label-tuned run: mean over h beyond 1.96 SE."""
     from ufs.report.paper_verdicts import CLAIMS, versus_markdown, versus_verdict
 
@@ -482,7 +482,7 @@ def test_a_fit_over_the_budget_is_said_not_dropped():
 
 
 def test_the_cells_table_counts_each_paper(tmp_path):
-    """Issue 38: the report's table of published cells per paper: computed, agree, differ,
+    """The report's table of published cells per paper: computed, agree, differ,
     impossible, why the others have no number, and the proposed method's own cells."""
     from ufs.report.reproduction_report import cells_markdown, comparisons
 

@@ -28,7 +28,7 @@ MIRROR_NAMES = [
     "palmdata25", "imm40",
 ]  # fmt: skip
 OPENML_NAMES = ["micromass", "hars", "gina", "fabert", "dilbert"]
-# the K-means UFS paper's six: Fashion-MNIST from the mirror's IDX files (issue 38)
+# the K-means UFS paper's six: Fashion-MNIST from the mirror's IDX files
 KMEANS_UFS_NAMES = [*OPENML_NAMES, "fashion_mnist"]
 OFFLINE_MISSING = ["lung", "mnist4000", "20ng"]
 

@@ -1,4 +1,4 @@
-"""Degenerate fits are a status (issue 24): a fit whose answer is decided by round-off or by
+"""Degenerate fits are a status: a fit whose answer is decided by round-off or by
 a trivial rule is warned about, recorded, marked ◊ in tables, counted in summary.md and
 tagged in MLflow, like a fit that did not converge."""
 

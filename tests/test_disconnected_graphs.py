@@ -1,4 +1,4 @@
-"""Graph methods on a disconnected kNN graph (issue 25): the iterative eigen path gives what
+"""Graph methods on a disconnected kNN graph: the iterative eigen path gives what
 the dense path gives, and the component count is in the fitted facts.
 
 Before issue 25, MCFS above 200 samples used plain Lanczos, which returned some of the

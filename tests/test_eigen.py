@@ -1,4 +1,4 @@
-"""Extreme eigenpairs exact on repeated eigenvalues (issue 25, ``ufs.eigen``).
+"""Extreme eigenpairs exact on repeated eigenvalues (``ufs.eigen``).
 
 MCFS's spectral embedding ran ARPACK on ``M = D^{-1/2} S D^{-1/2}`` of a 9-component kNN
 graph and returned 4 of the 9 unit eigenvalues, then 0.938 and 0.935 instead of the

@@ -1,4 +1,4 @@
-"""Solver failures reach the tables, figures, summary and console (issue 14).
+"""Solver failures reach the tables, figures, summary and console.
 
 One status per fit (ufs.pipeline.steps.fit_status): ok / fixed_budget / not_converged /
 diverged; marks † (not converged) and ‡ (diverged) in tables and figures, counts in
@@ -75,7 +75,7 @@ def test_real_fits_record_their_status(tmp_path, capsys):
         r"\S+ \S+ 3 task\(s\), 3 fit\(s\) of eufs, max_variance, ndfs on data", head
     )
     assert len(log) == 3
-    # local time, "fit i of N" (issue 27), then method, setting, h
+    # local time, "fit i of N", then method, setting, h
     stamp = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[+-]\d{4}"
     assert re.match(stamp + r" fit 1 of 3: eufs setting=p1 \{'max_iter': 2\} h=all: ", log[0])
     assert all(f" fit {i} of 3: " in line for i, line in enumerate(log, 1))
@@ -280,7 +280,7 @@ def test_summary_opens_with_ranks_then_failures(tmp_path):
     )
     text = (out / "summary.md").read_text()
     heads = [ln for ln in text.splitlines() if ln.startswith("## ")]
-    assert heads == [  # the answer first, the legend once at the end (issue 27)
+    assert heads == [  # the answer first, the legend once at the end
         "## What the tests support",
         "## Across data sets: average rank (1 = best)",
         "## Against the references: chance and all features",

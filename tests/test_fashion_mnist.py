@@ -1,4 +1,4 @@
-"""Fashion-MNIST offline (issue 38): the IDX reader, the mirror files, the paper's
+"""Fashion-MNIST offline: the IDX reader, the mirror files, the paper's
 first-300-per-class subset, and a damaged copy refused."""
 
 from __future__ import annotations

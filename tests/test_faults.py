@@ -261,7 +261,7 @@ def test_dataset_file_corrupted_after_download(reference, tmp_path):
 
 
 def test_evaluation_truncated_after_the_run_is_named_before_anything_runs(reference, tmp_path):
-    """Issue 26 #11: a file cut short keeps its mtime, so Snakemake would never rebuild it;
+    """A file cut short keeps its mtime, so Snakemake would never rebuild it;
     the plan names it and the remedy, and following the remedy gives the same results."""
     cfg = write_config(tmp_path, FAULT)
     run_snakemake(tmp_path, cfg)

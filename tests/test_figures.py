@@ -231,7 +231,7 @@ def _line_of(ax, method):
 
 
 def test_tick_labels_are_plain_text_but_log_decades(run, tmp_path):
-    """Issue 39: numbers on linear axes are plain text (mathtext laid out every tick label:
+    """Numbers on linear axes are plain text (mathtext laid out every tick label:
     ~9 % of a data set's figures' CPU); a log axis's decades keep their 10^k labels."""
     df, sel = run
     figs, save = _capture()
@@ -399,7 +399,7 @@ def test_convergence_says_which_methods_are_not_monotone_by_design(run, tmp_path
 
 
 def test_status_marks_ring_their_point_and_hide_no_other(tmp_path):
-    """Issue 39: the degenerate diamonds (8.4 pt) covered neighbouring points. Every status
+    """The degenerate diamonds (8.4 pt) covered neighbouring points. Every status
     mark is at most 3 pt wider than the 3.5 pt point it rings."""
     recs = [
         _record("kmeans_ufs", "subset", [_row(h, 0.5, "degenerate") for h in HS]),
@@ -442,7 +442,7 @@ def test_runtime_says_graph_time_excluded(run, tmp_path):
 
 
 def test_runtime_shows_cpu_time_where_recorded(tmp_path):
-    """Issue 39: the runtime figure showed wall-clock time on whatever load the machine had.
+    """The runtime figure showed wall-clock time on whatever load the machine had.
     With the fit job's CPU seconds recorded (the workflow's evaluation files), the bars are
     CPU time: a subset method's CPU per h, a ranking method's one fit at every h."""
     recs = [
@@ -491,7 +491,7 @@ def test_plot_dataset_writes_pngs_and_pdfs(run, tmp_path):
 
 def test_a_laid_out_figure_is_drawn_once_per_file(tmp_path, monkeypatch):
     """``tight_layout`` leaves a placeholder engine that made ``savefig`` draw the figure
-    twice per file (issue 39); the files are the same either way."""
+    twice per file; the files are the same either way."""
     import matplotlib.pyplot as plt
     from matplotlib.figure import Figure
 
@@ -520,7 +520,7 @@ def test_a_laid_out_figure_is_drawn_once_per_file(tmp_path, monkeypatch):
 def test_a_font_is_embedded_once_with_characters_past_latin1(tmp_path):
     """The figures' markers († ◊ —) are past Latin-1; matplotlib 3.11 sized the PDF's font
     subsets by ``ps.fonttype`` (Type 3's 256 glyphs), so such text embedded its font twice
-    (issue 39). One font, one font program."""
+   . One font, one font program."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(3, 2))
@@ -570,7 +570,7 @@ def test_cd_bars_only_when_the_friedman_test_is_significant():
     assert not _bars(fig)
     assert not any(t.get_text().startswith("CD = ") for t in fig.axes[0].texts)
     title = fig._suptitle.get_text()
-    assert "\n" not in title and title.endswith("; bold: seed methods")  # one line (issue 39)
+    assert "\n" not in title and title.endswith("; bold: seed methods")  # one line
     assert "NOT significant at α = 0.05, so no post-hoc test" in rank_report.cd_caption(ns)
     assert rank_report.cd_caption(ns).endswith("Bold names: the seed papers' methods.")
 
@@ -594,7 +594,7 @@ def test_plot_cd_png_for_screens_and_its_vector_twin(tmp_path):
 
     r = _cd_result({f"d{j}": {"a": 0.9, "b": 0.5, "c": 0.1} for j in range(3)})
     out = rank_report.plot_cd(r, tmp_path / "cd.png", vector=True)
-    assert figures.PNG_DPI == 150  # issue 39: the PNGs are for screens, the PDFs for papers
+    assert figures.PNG_DPI == 150  # the PNGs are for screens, the PDFs for papers
     assert Image.open(out).info["dpi"] == pytest.approx((150, 150), abs=0.05)
     assert (tmp_path / "cd.pdf").read_bytes()[:5] == b"%PDF-"
     rank_report.plot_cd(r, tmp_path / "png_only.png")

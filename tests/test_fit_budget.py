@@ -349,7 +349,7 @@ def _tables(scores: dict[str, dict[str, float | None]], hs=("5", "10", "20")) ->
 
 
 def test_a_method_over_the_budget_scores_as_random_in_every_test(tmp_path, monkeypatch):
-    """Issue 37: one missing-data rule, per (data set, h): a fit over the budget scores the
+    """One missing-data rule, per (data set, h): a fit over the budget scores the
     expected random subset of its cell (here at h = 5 of d0 only), in the Friedman ranks,
     the all-pairs Wilcoxon tests and the tests against the references alike; no data set
     is dropped and the other h of d0 keep the method's own scores."""

@@ -1,4 +1,4 @@
-"""Issue 37: the cause of SOGFS's "degenerate" flags (benchmarks/flag_causes/sogfs.md).
+"""The cause of SOGFS's "degenerate" flags (benchmarks/flag_causes/sogfs.md).
 
 SOGFS scales features to unit norm, so the trace term per coordinate axis is at most
 λ_max(L_S) ≈ 2 while ``γ||W||_{2,1} ≥ γ·m``: from γ ≈ 1 on ``W`` is ``m = c`` axes. The

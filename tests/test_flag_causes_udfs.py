@@ -1,4 +1,4 @@
-"""Issue 37: the cause of UDFS's "degenerate" flags (benchmarks/flag_causes/udfs.md).
+"""The cause of UDFS's "degenerate" flags (benchmarks/flag_causes/udfs.md).
 
 On z-scored data ``Tr(XᵀLX) = k·n`` whatever the data, so for p ≫ n the trace cost of one
 coordinate axis (``k·n/p``) is far below γ = 1 and the ℓ2,1 term collapses ``W`` to ``c``

@@ -1,5 +1,5 @@
 """The figures' font (ufs.report.fonts): DejaVu Sans cut to the characters the figures
-write, renamed UFS Sans; the same drawings, cheaper PDFs (issue 39)."""
+write, renamed UFS Sans; the same drawings, cheaper PDFs."""
 
 from __future__ import annotations
 

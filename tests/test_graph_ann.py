@@ -1,4 +1,4 @@
-"""Approximate kNN search for large n (issue 15, "Scale"): the NN-descent path of
+"""Approximate kNN search for large n ("Scale"): the NN-descent path of
 ``ufs.graph.knn_indices`` — recall, determinism, the ``auto`` switch, the graph
 conventions it shares with exact search, and the workflow's graph cache key."""
 

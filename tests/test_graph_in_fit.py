@@ -1,4 +1,4 @@
-"""kNN graphs built inside the fit job that uses them (issue 15): a graph only one fit
+"""kNN graphs built inside the fit job that uses them: a graph only one fit
 job uses costs no job of its own; a graph several fit jobs share is built once by the
 graph step. Both give the same fit, and the construction time is recorded."""
 

@@ -1,4 +1,4 @@
-"""The project's markdown as HTML for the Snakemake report (issue 27)."""
+"""The project's markdown as HTML for the Snakemake report."""
 
 from __future__ import annotations
 

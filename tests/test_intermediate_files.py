@@ -1,4 +1,4 @@
-"""Intermediate files are checked on read and before a run (issue 26 #11): a file cut short
+"""Intermediate files are checked on read and before a run: a file cut short
 or changed after it was written is refused with its name and the remedy, never read as if
 it were whole."""
 

@@ -262,7 +262,7 @@ def test_invalid_init_raises(rng):
 
 @pytest.mark.parametrize("loader, k, h", [(load_wine, 3, 4), (load_breast_cancer, 2, 5)])
 def test_a_first_selection_never_changed_is_flagged_degenerate(loader, k, h, rng):
-    """μ⁰ = 10⁶ pins V to V⁰ (the paper's Fig. 3 grid, issue 38): the ADMM stops after
+    """μ⁰ = 10⁶ pins V to V⁰ (the paper's Fig. 3 grid): the ADMM stops after
     patience + 1 iterations with the h largest rows of V⁰, a rule it never improved on, and
     says so; the default schedule moves the selection and is not flagged."""
     from ufs.base import DegenerateFitWarning

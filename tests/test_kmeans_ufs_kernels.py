@@ -1,4 +1,4 @@
-"""Issue 15: the fast K-means UFS kernels (Gram-based Procrustes, Gram-based leading
+"""The fast K-means UFS kernels (Gram-based Procrustes, Gram-based leading
 singular vectors, the in-place ADMM loop) against the SVD-based originals.
 
 The reference implementation below is a verbatim copy of the ADMM and its kernels as

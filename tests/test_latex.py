@@ -180,7 +180,7 @@ def test_tables_compile(frames, tmp_path):
 
 
 def test_rank_table_gives_a_cd_only_where_friedman_rejects():
-    """Issue 39: ranks.tex printed a CD in every column, also where the test did not reject."""
+    """Ranks.tex printed a CD in every column, also where the test did not reject."""
     clear = {f"d{j}": {"a": 0.9, "b": 0.5, "c": 0.1} for j in range(8)}
     r = ranking.rank_all(_tables(clear))
     assert r[0].pvalue < r[0].alpha
@@ -246,7 +246,7 @@ def wide(tmp_path):
 @needs_tex
 @pytest.mark.parametrize(("options", "width"), [("", "17cm"), ("twocolumn", "17cm"), ("", "12cm")])
 def test_every_table_fits_the_text_width(wide, tmp_path, options, width):
-    """Issue 39: the per-data-set tables overflowed a 17 cm text by 52-60 pt and ranks.tex by
+    """The per-data-set tables overflowed a 17 cm text by 52-60 pt and ranks.tex by
     26 pt. Every table now fits the line, in one column of a two-column paper too."""
     assert _overfull(tmp_path, options, width, wide) == []
 

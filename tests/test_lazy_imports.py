@@ -1,4 +1,4 @@
-"""Workflow jobs import only what they use (issue 15: Python start-up per job).
+"""Workflow jobs import only what they use (Python start-up per job).
 
 Each check runs in a fresh interpreter, so modules imported by other tests do not mask
 a regression.

@@ -1,4 +1,4 @@
-"""The library's entry points as a user calls them (issue 27): ``make_estimator`` with keyword
+"""The library's entry points as a user calls them: ``make_estimator`` with keyword
 parameters, a fractional ``n_features_to_select``, and the constant-features warning."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Lineage that follows the code, not its formatting (issue 40): scheme-2 code versions
+"""Lineage that follows the code, not its formatting: scheme-2 code versions
 ignore docstrings, comments and formatting, key modules by name, and change with a real
 line of code; the migration translates scheme-1 archives without re-fitting."""
 
@@ -200,7 +200,7 @@ def test_a_scheme_1_archive_is_migrated_without_refitting(tmp_path, capsys):
 
 # -- the data code of one data set ---------------------------------------------------------
 def test_a_new_catalog_entry_or_reader_changes_no_other_data_sets_code(package_copy, monkeypatch):
-    """Issue 38's loader must not re-fit the benchmark: the catalog and the modules only
+    """Loader must not re-fit the benchmark: the catalog and the modules only
     it imports are hashed per data set, through each entry's own loader."""
     import ufs.registry as reg
     from ufs.pipeline.lineage import dataset_code

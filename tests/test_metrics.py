@@ -91,7 +91,7 @@ def _label_pairs(seed=0, trials=400):
 
 
 def test_pair_metrics_equal_scikit_learns_to_the_last_bit():
-    """One contingency table per clustering (issue 39) gives scikit-learn's values exactly,
+    """One contingency table per clustering gives scikit-learn's values exactly,
     so the archived benchmark's numbers stand."""
     from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 

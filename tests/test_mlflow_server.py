@@ -200,7 +200,7 @@ def down_run(tmp_path_factory):
         "mlflow": {"tracking_uri": f"http://127.0.0.1:{port}", "experiment": EXPERIMENT},
     }
     cfg = write_config(workdir, config)
-    # a plain run (issue 26 #9): the workflow profile keeps going past the failed tracking
+    # a plain run: the workflow profile keeps going past the failed tracking
     proc = run_snakemake(workdir, cfg, check=False)
     return {
         "workdir": workdir,
@@ -256,7 +256,7 @@ def test_parallel_writers_log_every_run_once(down_run, tmp_path, mlflow_server):
     assert sum(r["logged"] for r in receipts.values()) == len(runs)
     # two logging jobs ran at once (the profile's mlflow_writers=1 would serialise them)
     out = proc.stdout + proc.stderr
-    # a job starts with its rule's message (issue 27), ends with "(Rule: track)"
+    # a job starts with its rule's message, ends with "(Rule: track)"
     starts = [i for i, line in enumerate(out.splitlines()) if "MLflow: log the runs of" in line]
     ends = [i for i, line in enumerate(out.splitlines()) if "(Rule: track)" in line]
     assert len(starts) == len(ends) == 3 and starts[1] < ends[0], out

@@ -1,4 +1,4 @@
-"""The MLflow store through the real workflow (issue 13, items 4 and 5).
+"""The MLflow store through the real workflow (items 4 and 5).
 
 * A SIGKILL while ``mlflow_init`` creates the SQLite store leaves no ``mlflow.db``; a store
   damaged later (a migration cut half-way) is moved aside with a warning naming the file

@@ -1,4 +1,4 @@
-"""The MLflow UI in a real browser (issue 27): the runs-table link the workflow prints opens
+"""The MLflow UI in a real browser: the runs-table link the workflow prints opens
 the runs table with ACC and NMI as columns and the experiment's description, in headless
 Chromium against ``mlflow server``. The screenshot is left in the test's directory."""
 

@@ -1,4 +1,4 @@
-"""Extreme magnitudes in standardisation (issue 13, item 7), file modes of atomically
+"""Extreme magnitudes in standardisation (item 7), file modes of atomically
 written outputs (item 8) and the default target rebuilding deleted outputs (item 9)."""
 
 from __future__ import annotations

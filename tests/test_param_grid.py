@@ -1,5 +1,5 @@
 """A method's scores over two of its parameters (``ufs.report.param_grid``, ``ufs
-sensitivity-figure``; the K-means UFS paper's Figs. 3-4, issue 38): every grid point in its
+sensitivity-figure``; the K-means UFS paper's Figs. 3-4): every grid point in its
 cell with its status mark, class defaults filled in, the label-free setting apart, clear
 errors; the committed figure page regenerates from its archive."""
 

@@ -1,4 +1,4 @@
-"""The parity suite's second input (issue 25): ORL with a disconnected 5-NN graph, and the
+"""The parity suite's second input: ORL with a disconnected 5-NN graph, and the
 checks that need no authors' code (:mod:`ufs.parity.second_input`). Skipped, with the
 reason, when the data mirror is absent."""
 

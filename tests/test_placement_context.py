@@ -1,4 +1,4 @@
-"""``ufs compare``'s standing section says what adding a method changes (issue 41): one more
+"""``ufs compare``'s standing section says what adding a method changes: one more
 competitor moves every rank, and a method with another's scores is named as its twin."""
 
 from __future__ import annotations

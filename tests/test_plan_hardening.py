@@ -118,7 +118,7 @@ def test_chunk_ids_widen_past_999_jobs():
 
 
 def test_chunk_identity_is_stable_under_slices_and_added_methods():
-    # issue 26 #1: a slice or an added method must leave every other method's chunks as
+    # a slice or an added method must leave every other method's chunks as
     # they are (numbered over the whole task list, a slice overwrote the full run's files)
     base = {
         "output_dir": "results",

@@ -1,4 +1,4 @@
-"""Issue 28's plan keys: the label-tuned protocol on a declared subset of data sets
+"""Plan keys: the label-tuned protocol on a declared subset of data sets
 (``oracle_datasets``), grids thinned by a documented rule (``grid_max_settings``) and the
 budget's re-run key (a budget change re-runs only the fits whose outcome it changes)."""
 

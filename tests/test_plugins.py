@@ -1,4 +1,4 @@
-"""Methods from outside the package (ufs.plugins, issue 41): the example plugin installed by
+"""Methods from outside the package (ufs.plugins): the example plugin installed by
 pip and found by its entry point, a config's import path, the adapters, a broken plugin's
 error, the lineage of a plugin method, and a workflow run of a config-imported method."""
 

@@ -164,7 +164,7 @@ def test_cd_diagram_and_markdown(tmp_path):
             s[d][m] = 1.0 - 0.1 * i + 0.15 * np.sin(i * j)
     t = pd.concat([_tables(s, "oracle"), _tables(s, "label_free")], ignore_index=True)
     results = ranking.rank_all(t)
-    assert [(r.protocol, r.metric) for r in results] == [  # label-free first (issue 27)
+    assert [(r.protocol, r.metric) for r in results] == [  # label-free first
         ("label_free", "acc"),
         ("label_free", "nmi"),
         ("oracle", "acc"),
@@ -178,7 +178,7 @@ def test_cd_diagram_and_markdown(tmp_path):
     assert md.startswith("## Across data sets: average rank")
     assert "[figures/cd_oracle_acc.png](figures/cd_oracle_acc.png)" in md
     assert f"| {r.cd:.2f} |" in md
-    # the diagram's caption beside it (issue 39: its title is one line)
+    # the diagram's caption beside it (its title is one line)
     assert f"- CD diagram, label-tuned (oracle) ACC: {rank_report.cd_caption(r)}" in md
     assert "Friedman χ²" in rank_report.cd_caption(r) and "Bold names" in rank_report.cd_caption(r)
     details = rank_report.details_markdown(results)

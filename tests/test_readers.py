@@ -1,4 +1,4 @@
-"""Text readers of dataset files (issue 13, items 1, 13 and 15): byte order marks, the
+"""Text readers of dataset files (items 1, 13 and 15): byte order marks, the
 header rule, encodings, separators and decimal marks, symlinked files, and messages that
 name the user's file rather than the workflow's internal copy."""
 
@@ -202,7 +202,7 @@ def test_standardize_errors_name_the_users_file(tmp_path):
 
 
 def test_pandas_default_header_of_column_numbers_is_a_header(tmp_path, caplog):
-    """Issue 26 #2: what config/README.md recommends, ``pd.DataFrame(np.c_[X, y]).to_csv``,
+    """What config/README.md recommends, ``pd.DataFrame(np.c_[X, y]).to_csv``,
     writes the header ``0,1,2``; it must not become a sample (and a class) of its own."""
     import pandas as pd
 
@@ -244,7 +244,7 @@ def test_two_integer_columns_are_not_taken_for_a_numbered_header(tmp_path):
 
 
 def test_nan_cell_is_named_by_file_line_and_header(tmp_path):
-    """Issue 26 #12: the file's line (blank and header lines counted) and the column's
+    """The file's line (blank and header lines counted) and the column's
     header, not the position in the matrix left after the label column went."""
     lines = ["f0,label,f2", "", "0.5,0,1.5", "1.5,1,2.5", "", "2.5,0,inf", "3.5,1,nan"]
     path = _write(tmp_path / "n.csv", lines)

@@ -1,4 +1,4 @@
-"""Issue 24: references as distributions, competitors-only ranks, paired statistics,
+"""References as distributions, competitors-only ranks, paired statistics,
 held-out label-tuning and thin h grids (ufs.stats.paired, ufs.stats.references)."""
 
 from __future__ import annotations

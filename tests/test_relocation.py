@@ -1,4 +1,4 @@
-"""A moved project finds its results and its MLflow runs as they are (issue 26 #4).
+"""A moved project finds its results and its MLflow runs as they are.
 
 The project directory (its config, a data file given by a relative path, the results and
 the default MLflow store inside them) is moved elsewhere: no data, fit, evaluation, table

@@ -1,4 +1,4 @@
-"""A reproduction run archived and reported from its archive alone (issue 38): the tables,
+"""A reproduction run archived and reported from its archive alone: the tables,
 timing and the comparison with the paper are rebuilt from the evaluations, the report
 opens with the verdicts and is the same twice (byte for byte)."""
 
@@ -98,7 +98,7 @@ REPORT = REPO / "docs" / "reproduction.md"
 @pytest.mark.skipif(not ARCHIVES, reason="no reproduction archive in benchmarks/results")
 def test_the_committed_report_regenerates_from_the_archives(tmp_path, monkeypatch):
     """docs/reproduction.md is `ufs reproduction --archives
-    benchmarks/results/reproduction-*.tar.xz`, byte for byte (issue 38): no section kept
+    benchmarks/results/reproduction-*.tar.xz`, byte for byte: no section kept
     from an earlier report, nothing but the archives in the repository."""
     monkeypatch.chdir(REPO)
     out = tmp_path / "reproduction.md"

@@ -1,4 +1,4 @@
-"""Re-run triggers (issue 13, items 2 and 3): a file dataset's spec and content, and the
+"""Re-run triggers (items 2 and 3): a file dataset's spec and content, and the
 code version of a method (every ``ufs`` module it imports, plus its registry entry)."""
 
 from __future__ import annotations

@@ -93,7 +93,7 @@ def test_convergence_warning_and_bad_lambda():
 
 
 def test_default_cap_lets_a_wide_low_rank_fit_meet_its_tolerance():
-    """Issue 37: on data with p ≫ n and low rank (as the benchmark's microarray and face
+    """On data with p ≫ n and low rank (as the benchmark's microarray and face
     sets, where the cap of 100 stopped 38 fits with the objective still falling), the
     default cap of 300 lets the relative-change test decide; 100 did not."""
     rng = np.random.default_rng(1)

@@ -1,4 +1,4 @@
-"""A local run has no job rate limiter (ufs.pipeline.scheduling, issue 39): Snakemake's
+"""A local run has no job rate limiter (ufs.pipeline.scheduling): Snakemake's
 default one re-runs the scheduler once a second per finished job, and its pending timers
 hold the process open after the last job."""
 

@@ -1,4 +1,4 @@
-"""Our rankings as scikit-learn score functions (ufs.score_functions, issue 41)."""
+"""Our rankings as scikit-learn score functions (ufs.score_functions)."""
 
 from __future__ import annotations
 

@@ -152,7 +152,7 @@ def test_h_smaller_than_clusters_and_warning(golfs200):
         SF2SOG(10, 5, lam=0).fit(X)
 
 
-# -- issue 11 audit: each block step against a generic solver, constraints per iteration --
+# -- audit: each block step against a generic solver, constraints per iteration --
 
 
 def _tiny(seed=3):
@@ -308,7 +308,7 @@ def test_init_options():
         SF2SOG(3, 2, graph_support="dense").fit(X)
 
 
-# -- issue 11 finding on its planted data (n = 300, 12 informative of 150) -------------
+# -- finding on its planted data (n = 300, 12 informative of 150) -------------
 
 
 @pytest.fixture(scope="module")

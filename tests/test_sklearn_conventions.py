@@ -1,4 +1,4 @@
-"""scikit-learn conventions (issue 14): every registered method passes
+"""scikit-learn conventions: every registered method passes
 :func:`sklearn.utils.estimator_checks.parametrize_with_checks`, and DataFrame column names
 round-trip (``feature_names_in_``, ``get_feature_names_out``, ``set_output``).
 

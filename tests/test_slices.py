@@ -1,4 +1,4 @@
-"""A sliced run's tables (ufs.pipeline.slices, issue 39): every evaluation of the config on
+"""A sliced run's tables (ufs.pipeline.slices): every evaluation of the config on
 disk, and what is left out, said."""
 
 from __future__ import annotations

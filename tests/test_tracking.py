@@ -99,12 +99,12 @@ def test_log_once_and_remove_an_orphan_with_a_logged_key(tmp_path, pristine):
     assert tracking.log_evaluations(uri, "e", [ev], tmp_path / "r.json", **kw)["logged"] == 2
     runs = _active(uri, "e")
     assert {r.info.status for r in runs} == {"FINISHED"} and len(runs) == 2
-    # the fit status is a tag: a degenerate fit (issue 24) is visible and filterable in MLflow
+    # the fit status is a tag: a degenerate fit is visible and filterable in MLflow
     assert {(r.data.params["h"], r.data.tags["fit_status"]) for r in runs} == {
         ("2", "ok"),
         ("4", "degenerate"),
     }
-    # the role and the input space are tags too (issue 24: input scaling is a factor)
+    # the role and the input space are tags too (input scaling is a factor)
     assert {(r.data.tags["role"], r.data.tags["input_space"]) for r in runs} == {
         ("method", "standardized")
     }
@@ -513,7 +513,7 @@ def test_a_connection_dropped_mid_request_counts_as_unreachable():
 
 
 def test_a_slice_leaves_the_other_methods_runs_alone(tmp_path, pristine):
-    # issue 26 #1: a run of only_methods=[...] logs the slice's evaluations only; it must not
+    # a run of only_methods=[...] logs the slice's evaluations only; it must not
     # delete the runs of the methods it did not evaluate (the next full run would re-log them)
     uri = _store(pristine, tmp_path)
     tracking.init_experiment(uri, "e", None, tmp_path / "init.json")
@@ -535,7 +535,7 @@ def test_a_slice_leaves_the_other_methods_runs_alone(tmp_path, pristine):
 
 
 def test_kept_runs_tags_follow_the_results(tmp_path, pristine):
-    """Issue 26 #5: a grid change flips ``in_grid`` without changing the results; the kept
+    """A grid change flips ``in_grid`` without changing the results; the kept
     run's tag must follow, or MLflow's label-tuned set differs from the tables'."""
     uri = _store(pristine, tmp_path)
     tracking.init_experiment(uri, "e", tmp_path / "art", tmp_path / "init.json")
@@ -554,7 +554,7 @@ def test_kept_runs_tags_follow_the_results(tmp_path, pristine):
 
 
 def test_a_moved_output_directory_finds_its_runs_and_artifacts(tmp_path, pristine):
-    """Issue 26 #4: the directory (with its own store and artifacts) moved elsewhere logs
+    """The directory (with its own store and artifacts) moved elsewhere logs
     nothing again, keeps its run ids, and its runs' artifacts point to the new place."""
     from mlflow.tracking import MlflowClient
 
@@ -614,7 +614,7 @@ def test_resolve_uri_makes_relative_sqlite_paths_absolute(tmp_path, monkeypatch)
 
 
 def test_runs_open_on_what_a_reader_needs(tmp_path, pristine):
-    """Issue 27: parent runs per data set × method, the tables' protocol words, the setting
+    """Parent runs per data set × method, the tables' protocol words, the setting
     the label-tuned table chose, the commit that computed it, the data set input, Duration =
     fit time, and the all-features reference at every h."""
     from mlflow.tracking import MlflowClient
@@ -652,7 +652,7 @@ def test_runs_open_on_what_a_reader_needs(tmp_path, pristine):
     parent_runs = _active(uri, "e", parents=True)
     parents = {r.info.run_name: r.info.run_id for r in parent_runs}
     assert set(parents) == {"toy/laplacian_score", "toy/all_features"}
-    # a parent lasts its settings' fit time together (issue 39): 2 settings x 2 h x 0.1 s
+    # a parent lasts its settings' fit time together: 2 settings x 2 h x 0.1 s
     span = {r.info.run_name: r.info.end_time - r.info.start_time for r in parent_runs}
     assert span == {"toy/laplacian_score": 400, "toy/all_features": 100}
     for r in runs:
@@ -671,7 +671,7 @@ def test_runs_open_on_what_a_reader_needs(tmp_path, pristine):
     assert by["laplacian_score", "p1", "2"].data.tags["mlflow.source.git.commit"] == "abc123"
     assert by["laplacian_score", "p1", "2"].data.tags["git_commit"] == "abc123-dirty"
     assert by["all_features", "pa", "4"].data.tags["h_all"] == "true"
-    # issue 39: a description that names the method, h, protocol and setting
+    # a description that names the method, h, protocol and setting
     assert (
         by["laplacian_score", "p1", "2"]
         .data.tags["mlflow.note.content"]
@@ -744,7 +744,7 @@ def test_a_directory_moved_before_identities_existed_adopts_its_runs(tmp_path, p
 
 
 def test_metrics_are_logged_to_four_significant_digits(tmp_path, pristine):
-    """Issue 39: the runs table showed 6+ digits. MLflow gets 4 significant digits (the
+    """The runs table showed 6+ digits. MLflow gets 4 significant digits (the
     evaluation files keep full precision); the shared view leads with data set, method and
     h and sorts by data set."""
     uri = _store(pristine, tmp_path)
@@ -779,7 +779,7 @@ def test_metrics_are_logged_to_four_significant_digits(tmp_path, pristine):
 
 
 def test_setting_labels_stay_readable():
-    """Issue 27: 102 of 413 runs were named by a hash; the default grids now all read."""
+    """102 of 413 runs were named by a hash; the default grids now all read."""
     mcfs = {"coef_normalization": "unit", "lars_method": "lasso", "n_neighbors": 5}
     mcfs |= {"ridge": 0.001, "weight": "heat"}
     assert tracking.setting_label(mcfs, "ab347419a1") == (
@@ -871,7 +871,7 @@ def test_a_chance_reference_is_one_run_per_h_with_the_tables_pooled_numbers(tmp_
 
 
 def test_a_local_store_commits_without_waiting_for_the_disk(tmp_path):
-    """Issue 39: the store's connections run ``PRAGMA synchronous = OFF`` (a run's ~1 000
+    """The store's connections run ``PRAGMA synchronous = OFF`` (a run's ~1 000
     commits no longer wait for fsync); another SQLite database keeps SQLite's default."""
     from sqlalchemy import create_engine
 

@@ -1,4 +1,4 @@
-"""Verdicts that survive a referee (issue 37): data set families, one missing-data rule,
+"""Verdicts that survive a referee: data set families, one missing-data rule,
 all-pairs paired tests, the sensitivity views, and the committed report's claims checked
 against an independent computation."""
 
@@ -19,7 +19,7 @@ from ufs.stats import pairwise, ranking, views
 
 REPO = Path(__file__).resolve().parents[1]
 ARCHIVE = REPO / "benchmarks" / "results" / "benchmark.tar.xz"
-#: the absolute h view's archive, and the link the README's command prints (issue 37)
+#: the absolute h view's archive, and the link the README's command prints
 ABSOLUTE_H = REPO / "benchmarks" / "results" / "benchmark_absolute_h.tar.xz"
 ABSOLUTE_H_LINK = "[docs/benchmark_absolute_h.md](benchmark_absolute_h.md)"
 
@@ -190,7 +190,7 @@ def archived(tmp_path_factory):
 
 @pytest.mark.slow
 def test_docs_benchmark_md_is_the_report_of_the_committed_archive(archived):
-    """Issue 28: a fresh clone reproduces ``docs/benchmark.md`` byte for byte from
+    """A fresh clone reproduces ``docs/benchmark.md`` byte for byte from
     ``benchmarks/results/benchmark.tar.xz`` alone, without fitting anything."""
     ours = re.sub(
         r"the archive `[^`]*benchmarks/results/(benchmark(_absolute_h)?\.tar\.xz)`",
@@ -202,7 +202,7 @@ def test_docs_benchmark_md_is_the_report_of_the_committed_archive(archived):
 
 @pytest.mark.slow
 def test_docs_benchmark_absolute_h_md_is_the_report_of_its_archive(tmp_path):
-    """The absolute h view's own report is its archive's, byte for byte (issue 37)."""
+    """The absolute h view's own report is its archive's, byte for byte."""
     if not ABSOLUTE_H.exists():
         pytest.skip("the absolute h view's archive is absent")
     from ufs.report.benchmark_report import benchmark_report_from_archive
@@ -229,7 +229,7 @@ def _holm(p: np.ndarray) -> np.ndarray:
 
 @pytest.mark.slow
 def test_every_pair_the_report_claims_is_ordered_by_an_independent_wilcoxon_holm(archived):
-    """Issue 37: each line of *What the tests support* claims exactly the pairs that
+    """Each line of *What the tests support* claims exactly the pairs that
     scipy's Wilcoxon test with Holm over all pairs orders on the primary view's scores
     (the family scores of the rank comparison), and none where Friedman does not reject."""
     text = archived["text"].split("## What the tests support", 1)[1].split("\n## ", 1)[0]

@@ -1,4 +1,4 @@
-"""Warm workers (issue 39, ``workflow/scripts/_warm.py``): a job's script runs in a process
+"""Warm workers (``workflow/scripts/_warm.py``): a job's script runs in a process
 forked from a server that has the libraries imported, and behaves as if it ran in the
 client Snakemake started: its streams, directory, environment, exit code, traceback; it
 dies with its client; the server holds the project's code of the client's checkout, as its
@@ -113,7 +113,7 @@ def test_a_job_runs_in_a_warm_child_as_in_its_own_process(tmp_path, sockets):
     # collection on, the server's objects frozen: a collection in the child does not copy
     # the shared pages of the imports
     assert rec["gc"][0] and rec["gc"][1] > 10_000
-    # threadpoolctl's first scan made by the server: a job's own scan is cheap (issue 39)
+    # threadpoolctl's first scan made by the server: a job's own scan is cheap
     assert rec["threadpool_scanned"]
     # and scikit-learn's first feature-name check (narwhals' plugin list, ~10 ms): a job's
     # first fit is not timed with it (ufs.pipeline.warm_up)
@@ -132,7 +132,7 @@ def test_a_job_runs_in_a_warm_child_as_in_its_own_process(tmp_path, sockets):
     stats = _warm.request("stats", next(sockets.glob("*.sock")))
     assert stats["jobs"] == 2
     assert set(_warm.PROJECT_PRELOAD) <= set(stats["modules"])
-    # the figure jobs' drawing and writing too (issue 39): pyplot, the backends, fontTools,
+    # the figure jobs' drawing and writing too: pyplot, the backends, fontTools,
     # and the MLflow jobs' SQLite store (SQLAlchemy, Alembic)
     drawing = {"matplotlib.pyplot", "matplotlib.backends.backend_pdf", "fontTools.subset"}
     store = {"mlflow.store.tracking.sqlalchemy_store", "sqlalchemy.dialects.sqlite", "alembic"}

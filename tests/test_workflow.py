@@ -60,7 +60,7 @@ def test_outputs_and_one_mlflow_run_per_setting(completed_run):
         assert (res / "tables" / f"{base}.csv").exists()
         md = (res / "tables" / f"{base}.md").read_text()
         assert md.index("— label-free:") < md.index("— label-tuned:")  # label-free first
-        # paper-ready twins (issue 27): LaTeX tables, an HTML page, every figure as PDF
+        # paper-ready twins: LaTeX tables, an HTML page, every figure as PDF
         assert "\\toprule" in (res / "tables" / f"{base}.tex").read_text()
         assert "<table>" in (res / "tables" / f"{base}.html").read_text()
         for f in ("acc_vs_h", "nmi_vs_h", "convergence", "runtime"):
@@ -96,7 +96,7 @@ def test_oracle_protocol_picks_best_grid_setting(completed_run):
     assert set(oracle["n_settings"]) == {2}
     from ufs.pipeline.io import read_evaluations
 
-    # chosen on the even k-means restarts, reported on the odd ones (issue 24)
+    # chosen on the even k-means restarts, reported on the odd ones
     best = {}
     records = read_evaluations((workdir / "results" / "evaluations" / "wine").glob("*.c*.json"))
     for ev in records:
@@ -114,7 +114,7 @@ def test_oracle_protocol_picks_best_grid_setting(completed_run):
 
 
 def test_snakemake_report_shows_the_summary_with_captions(completed_run, tmp_path):
-    """Issue 27: the report renders the summary and the tables (HTML pages, not downloads)
+    """The report renders the summary and the tables (HTML pages, not downloads)
     and every item has a caption."""
     workdir, cfg = completed_run
     report = tmp_path / "report.html"
@@ -178,7 +178,7 @@ def test_sigkill_and_resume_equals_uninterrupted_run(completed_run, tmp_path):
 
 
 def test_slices_only_add_or_refresh_their_own_part(tmp_path):
-    """Issue 26 #1: a full run, then each of two slices (only_methods), then a full run again
+    """A full run, then each of two slices (only_methods), then a full run again
     gives the same evaluations (files untouched) and the same MLflow runs (ids) as the one
     full run: a slice never overwrites or deletes another method's results."""
     config = {
@@ -196,7 +196,7 @@ def test_slices_only_add_or_refresh_their_own_part(tmp_path):
         run_snakemake(tmp_path, cfg, "--config", f"only_methods=[{','.join(piece)}]")
         after = {r.info.run_id for r in finished_runs(tmp_path, config["mlflow"]["experiment"])}
         assert after == runs, f"slice {piece} changed the MLflow runs"
-        # issue 39: the slice's tables hold every method on disk, not the slice's only
+        # the slice's tables hold every method on disk, not the slice's only
         table = pd.read_csv(tmp_path / "results" / "tables" / "wine.csv")
         assert set(table["method"]) == set(config["methods"]), piece
         md = (tmp_path / "results" / "tables" / "wine.md").read_text()

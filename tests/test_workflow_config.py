@@ -45,9 +45,9 @@ def test_semantic_errors_name_the_key(mutate, message):
         (lambda c: c["evaluation"].update(restarts=-1), "restarts"),
         (lambda c: c["methods"].update(random={"grid": {"alpha": [1.0]}}), "methods.random.grid"),
         (lambda c: c.update(bogus_key=1), "bogus_key"),
-        # issue 26 #10: the CPU timer overflowed with an error naming no key
+        # the CPU timer overflowed with an error naming no key
         (lambda c: c["jobs"].update(fit_budget_seconds=1e10), "fit_budget_seconds"),
-        # issue 26 #13: a path out of the output directory
+        # a path out of the output directory
         (lambda c: c.update(published="../../etc"), "published"),
         (lambda c: c["evaluation"].update(reference_draws=0), "reference_draws"),
     ],
@@ -63,7 +63,7 @@ def test_snakemake_refuses_bad_config_before_any_job(tmp_path, mutate, message):
 
 
 def test_duplicate_keys_are_refused_at_any_depth(tmp_path):
-    # issue 26 #3: the last of two definitions won silently
+    # the last of two definitions won silently
     from ufs.pipeline.config import check_duplicate_keys
 
     top = tmp_path / "top.yaml"
@@ -125,7 +125,7 @@ def test_unknown_names_suggest_the_closest_valid_one():
 
 
 def test_every_rule_says_what_it_does():
-    """Issue 27: a ``message:`` on every rule (but the ``all`` target), so that the console
+    """A ``message:`` on every rule (but the ``all`` target), so that the console
     names the data set, methods and h instead of ``fit chunk=c000``."""
     import re
 
