@@ -49,9 +49,9 @@ report: "workflow/report/workflow.rst"
 
 
 rule all:
+    default_target: True
     input:
         all_targets(),
-    default_target: True
 
 
 # A local run needs no job rate limit: Snakemake's default one (100 jobs/s) re-runs the
@@ -76,11 +76,15 @@ onsuccess:
     _fit_warning = fit_status_warning(f"{OUT}/fit_status.json")
     if _fit_warning:
         logger.warning(_fit_warning)
-    if MLFLOW_ENABLED and (_hint := ufs.tracking.runs_table_hint(f"{OUT}/mlflow/experiment.json")):
+    if MLFLOW_ENABLED and (
+        _hint := ufs.tracking.runs_table_hint(f"{OUT}/mlflow/experiment.json")
+    ):
         logger.info(_hint)
 
 
 # the runs-table link at the end of every run, failed ones too
 onerror:
-    if MLFLOW_ENABLED and (_hint := ufs.tracking.runs_table_hint(f"{OUT}/mlflow/experiment.json")):
+    if MLFLOW_ENABLED and (
+        _hint := ufs.tracking.runs_table_hint(f"{OUT}/mlflow/experiment.json")
+    ):
         logger.info(_hint)

@@ -18,6 +18,18 @@ rule aggregate_dataset:
         ),
         # the same tables in LaTeX (booktabs; ufs.report.latex), written beside the markdown
         tex=f"{OUT}/tables/{{base}}.tex",
+    log:
+        f"{OUT}/logs/aggregate/{{base}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/aggregate/{{base}}.tsv"
+    # as soon as a data set's evaluations are done (the summary and the MLflow jobs wait
+    # for the tables only)
+    priority: 1
+    conda:
+        "../envs/ufs.yaml"
+    resources:
+        runtime=10,
+        mem_mb=2000,
     params:
         oracle_metric=ORACLE_METRIC,
         code=AGGREGATE_CODE,
@@ -26,18 +38,6 @@ rule aggregate_dataset:
         note=lambda w: slice_note(SLICE, w.base),
     message:
         "tables (markdown, HTML, LaTeX, CSV) of {wildcards.base}"
-    log:
-        f"{OUT}/logs/aggregate/{{base}}.log",
-    benchmark:
-        f"{OUT}/benchmarks/aggregate/{{base}}.tsv"
-    # as soon as a data set's evaluations are done (the summary and the MLflow jobs wait
-    # for the tables only)
-    priority: 1
-    resources:
-        runtime=10,
-        mem_mb=2000,
-    conda:
-        "../envs/ufs.yaml"
     script:
         "../scripts/aggregate_dataset.py"
 
@@ -77,12 +77,6 @@ rule figures_dataset:
         nmi_pdf=f"{OUT}/figures/{{base}}/nmi_vs_h.pdf",
         convergence_pdf=f"{OUT}/figures/{{base}}/convergence.pdf",
         runtime_pdf=f"{OUT}/figures/{{base}}/runtime.pdf",
-    params:
-        oracle_metric=ORACLE_METRIC,
-        code=AGGREGATE_CODE,
-        earlier=lambda w: SLICE.earlier.get(w.base, []),
-    message:
-        "figures of {wildcards.base}"
     log:
         f"{OUT}/logs/figures/{{base}}.log",
     benchmark:
@@ -90,11 +84,17 @@ rule figures_dataset:
     # as soon as a data set's evaluations are done, ahead of the fits (with the default 0,
     # Snakemake left them behind the fits: two data sets' figures at the end of the run)
     priority: 1
+    conda:
+        "../envs/ufs.yaml"
     resources:
         runtime=10,
         mem_mb=2000,
-    conda:
-        "../envs/ufs.yaml"
+    params:
+        oracle_metric=ORACLE_METRIC,
+        code=AGGREGATE_CODE,
+        earlier=lambda w: SLICE.earlier.get(w.base, []),
+    message:
+        "figures of {wildcards.base}"
     script:
         "../scripts/figures_dataset.py"
 
@@ -142,6 +142,15 @@ rule summary:
         cd_label_free_acc_pdf=f"{OUT}/figures/cd_label_free_acc.pdf",
         cd_label_free_nmi_pdf=f"{OUT}/figures/cd_label_free_nmi.pdf",
         ranks_tex=f"{OUT}/ranks.tex",
+    log:
+        f"{OUT}/logs/summary.log",
+    # the longest job at the end of a run: before the last data set's figures
+    priority: 2
+    conda:
+        "../envs/ufs.yaml"
+    resources:
+        runtime=10,
+        mem_mb=2000,
     params:
         # the jobs' Snakemake benchmark files (the Time section): read, not inputs, so that
         # an evaluation restored from an archive needs no fit job (ufs benchmark-restore)
@@ -153,15 +162,6 @@ rule summary:
         note=slice_note(SLICE),
     message:
         "summary: ranks across data sets, paired tests, solver failures, every table"
-    log:
-        f"{OUT}/logs/summary.log",
-    # the longest job at the end of a run: before the last data set's figures
-    priority: 2
-    resources:
-        runtime=10,
-        mem_mb=2000,
-    conda:
-        "../envs/ufs.yaml"
     script:
         "../scripts/summarize.py"
 
@@ -187,14 +187,14 @@ if PUBLISHED:
                 category="Comparison with the paper",
             ),
             pdf=f"{OUT}/comparison/{PUBLISHED}.pdf",  # the figure's vector twin
-        message:
-            "compare with the published cells of {PUBLISHED}"
         log:
             f"{OUT}/logs/compare_published.log",
+        conda:
+            "../envs/ufs.yaml"
         resources:
             runtime=10,
             mem_mb=2000,
-        conda:
-            "../envs/ufs.yaml"
+        message:
+            "compare with the published cells of {PUBLISHED}"
         script:
             "../scripts/compare_published.py"

@@ -126,9 +126,7 @@ def _chunk_gids(w):
 def chunk_graphs(w):
     """The cached graph files of the chunk's shared graphs (inputs of its fit job)."""
     shared = set(shared_graphs(w.dataset))
-    return {
-        gid: f"{OUT}/graphs/{w.dataset}/{gid}.npz" for gid in _chunk_gids(w) if gid in shared
-    }
+    return {gid: f"{OUT}/graphs/{w.dataset}/{gid}.npz" for gid in _chunk_gids(w) if gid in shared}
 
 
 def chunk_graph_specs(w):

@@ -2,25 +2,25 @@ rule download:
     # a registered dataset: bundled, simulated, from mirror_dir or downloaded
     output:
         f"{RES}/raw/{{dataset}}.npz",
+    log:
+        f"{OUT}/logs/download/{{dataset}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/download/{{dataset}}.tsv"
+    wildcard_constraints:
+        dataset=one_of(REGISTERED_DATASETS),
+    conda:
+        "../envs/ufs.yaml"
+    resources:
+        runtime=30,
+        mem_mb=2000,
     params:
         base=lambda w: PLAN.instances[w.dataset].base,
         seed=lambda w: PLAN.instances[w.dataset].seed,
         mirror=config.get("mirror_dir", ""),
         cache=f"{RES}/cache",
         code=lambda w: LINEAGE.data_code(w.dataset),
-    wildcard_constraints:
-        dataset=one_of(REGISTERED_DATASETS),
     message:
         "download {wildcards.dataset} (registered data set {params.base})"
-    log:
-        f"{OUT}/logs/download/{{dataset}}.log",
-    benchmark:
-        f"{OUT}/benchmarks/download/{{dataset}}.tsv"
-    resources:
-        runtime=30,
-        mem_mb=2000,
-    conda:
-        "../envs/ufs.yaml"
     script:
         "../scripts/download_dataset.py"
 
@@ -34,6 +34,17 @@ rule download_file:
         lambda w: ancient(PLAN.instances[w.dataset].file["file"]),
     output:
         f"{RES}/raw/{{dataset}}.npz",
+    log:
+        f"{OUT}/logs/download/{{dataset}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/download/{{dataset}}.tsv"
+    wildcard_constraints:
+        dataset=one_of(FILE_DATASETS),
+    conda:
+        "../envs/ufs.yaml"
+    resources:
+        runtime=30,
+        mem_mb=2000,
     params:
         base=lambda w: PLAN.instances[w.dataset].base,
         seed=lambda w: PLAN.instances[w.dataset].seed,
@@ -41,19 +52,8 @@ rule download_file:
         cache=f"{RES}/cache",
         file=lambda w: file_version(w.dataset),
         code=lambda w: LINEAGE.data_code(w.dataset),
-    wildcard_constraints:
-        dataset=one_of(FILE_DATASETS),
     message:
         "read {wildcards.dataset} from {params.file[file]}"
-    log:
-        f"{OUT}/logs/download/{{dataset}}.log",
-    benchmark:
-        f"{OUT}/benchmarks/download/{{dataset}}.tsv"
-    resources:
-        runtime=30,
-        mem_mb=2000,
-    conda:
-        "../envs/ufs.yaml"
     script:
         "../scripts/download_dataset.py"
 
@@ -64,21 +64,21 @@ rule standardize:
     output:
         data=f"{OUT}/data/{{dataset}}.npz",
         summary=f"{OUT}/data/{{dataset}}.json",
+    log:
+        f"{OUT}/logs/standardize/{{dataset}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/standardize/{{dataset}}.tsv"
+    conda:
+        "../envs/ufs.yaml"
+    resources:
+        runtime=10,
+        mem_mb=2000,
     params:
         # (config key, h values): a relative h grid resolved by the plan
         h=lambda w: [PLAN.instances[w.dataset].base, list(PLAN.instances[w.dataset].hs)],
         code=lambda w: LINEAGE.data_code(w.dataset),
     message:
         "validate and z-score {wildcards.dataset} (h = {params.h[1]})"
-    log:
-        f"{OUT}/logs/standardize/{{dataset}}.log",
-    benchmark:
-        f"{OUT}/benchmarks/standardize/{{dataset}}.tsv"
-    resources:
-        runtime=10,
-        mem_mb=2000,
-    conda:
-        "../envs/ufs.yaml"
     script:
         "../scripts/standardize_dataset.py"
 
@@ -88,19 +88,19 @@ rule graph:
         data_file("{dataset}"),
     output:
         f"{OUT}/graphs/{{dataset}}/{{gid}}.npz",
+    log:
+        f"{OUT}/logs/graph/{{dataset}}/{{gid}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/graph/{{dataset}}/{{gid}}.tsv"
+    conda:
+        "../envs/ufs.yaml"
+    resources:
+        runtime=30,
+        mem_mb=4000,
     params:
         spec=lambda w: GRAPHS[w.gid],
         code=GRAPH_CODE,
     message:
         "kNN graph {wildcards.gid} of {wildcards.dataset}, shared by several fit jobs"
-    log:
-        f"{OUT}/logs/graph/{{dataset}}/{{gid}}.log",
-    benchmark:
-        f"{OUT}/benchmarks/graph/{{dataset}}/{{gid}}.tsv"
-    resources:
-        runtime=30,
-        mem_mb=4000,
-    conda:
-        "../envs/ufs.yaml"
     script:
         "../scripts/build_graph.py"

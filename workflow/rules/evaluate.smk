@@ -6,6 +6,16 @@ rule evaluate:
         unpack(evaluate_inputs),
     output:
         f"{OUT}/evaluations/{{dataset}}/{{chunk}}.json",
+    log:
+        f"{OUT}/logs/evaluate/{{dataset}}/{{chunk}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/evaluate/{{dataset}}/{{chunk}}.tsv"
+    conda:
+        "../envs/ufs.yaml"
+    threads: 1
+    resources:
+        runtime=60,
+        mem_mb=4000,
     params:
         meta=lambda w: evaluation_meta(w.dataset, w.chunk),
         hs=lambda w: list(PLAN.instances[w.dataset].hs),
@@ -17,15 +27,5 @@ rule evaluate:
         what=lambda w: chunk_message(w.dataset, w.chunk),
     message:
         "evaluate (k-means, {params.restarts} restarts) {params.what}"
-    log:
-        f"{OUT}/logs/evaluate/{{dataset}}/{{chunk}}.log",
-    benchmark:
-        f"{OUT}/benchmarks/evaluate/{{dataset}}/{{chunk}}.tsv"
-    threads: 1
-    resources:
-        runtime=60,
-        mem_mb=4000,
-    conda:
-        "../envs/ufs.yaml"
     script:
         "../scripts/evaluate_selection.py"

@@ -7,6 +7,17 @@ rule fit:
     output:
         result=f"{OUT}/fits/{{dataset}}/{{chunk}}.npz",
         info=f"{OUT}/fits/{{dataset}}/{{chunk}}.json",
+    log:
+        f"{OUT}/logs/fit/{{dataset}}/{{chunk}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/fit/{{dataset}}/{{chunk}}.tsv"
+    conda:
+        "../envs/ufs.yaml"
+    threads: 1
+    resources:
+        # minutes: every fit of the chunk at the per-fit budget, +10 % and 10 min (SLURM)
+        runtime=fit_runtime_minutes,
+        mem_mb=4000,
     params:
         tasks=lambda w: chunk_tasks(w.dataset, w.chunk),
         graphs=chunk_graphs,
@@ -19,16 +30,5 @@ rule fit:
         what=lambda w: chunk_message(w.dataset, w.chunk),
     message:
         "fit {params.what}"
-    log:
-        f"{OUT}/logs/fit/{{dataset}}/{{chunk}}.log",
-    benchmark:
-        f"{OUT}/benchmarks/fit/{{dataset}}/{{chunk}}.tsv"
-    threads: 1
-    resources:
-        # minutes: every fit of the chunk at the per-fit budget, +10 % and 10 min (SLURM)
-        runtime=fit_runtime_minutes,
-        mem_mb=4000,
-    conda:
-        "../envs/ufs.yaml"
     script:
         "../scripts/fit_selector.py"

@@ -2,9 +2,7 @@
 # parameter of both rules below, so that they re-run when the store is missing, damaged
 # or rebuilt, and no receipt names runs of a store that no longer holds them.
 MLFLOW_STORE, _mlflow_store_warning = (
-    ufs.tracking.planned_store_id(
-        MLFLOW_URI, MLFLOW_EXPERIMENT, f"{OUT}/mlflow/experiment.json"
-    )
+    ufs.tracking.planned_store_id(MLFLOW_URI, MLFLOW_EXPERIMENT, f"{OUT}/mlflow/experiment.json")
     if MLFLOW_ENABLED
     else ("", None)
 )
@@ -17,6 +15,16 @@ rule mlflow_init:
     # (DESIGN §6); moves a damaged store aside and rebuilds it.
     output:
         f"{OUT}/mlflow/experiment.json",
+    log:
+        f"{OUT}/logs/mlflow_init.log",
+    benchmark:
+        f"{OUT}/benchmarks/mlflow_init.tsv"
+    conda:
+        "../envs/ufs.yaml"
+    resources:
+        runtime=10,
+        mem_mb=2000,
+        mlflow_writers=1,
     params:
         # as configured (relative paths stay relative); the job resolves it
         uri=MLFLOW_URI_PARAM,
@@ -29,16 +37,6 @@ rule mlflow_init:
         code=TRACK_CODE,
     message:
         "MLflow: create or check experiment {params.experiment!r} in {params.uri}"
-    log:
-        f"{OUT}/logs/mlflow_init.log",
-    benchmark:
-        f"{OUT}/benchmarks/mlflow_init.tsv"
-    resources:
-        runtime=10,
-        mem_mb=2000,
-        mlflow_writers=1,
-    conda:
-        "../envs/ufs.yaml"
     script:
         "../scripts/mlflow_init.py"
 
@@ -54,6 +52,16 @@ rule track:
         table=lambda w: f"{OUT}/tables/{PLAN.instances[w.dataset].base}.csv",
     output:
         f"{OUT}/mlflow/{{dataset}}.json",
+    log:
+        f"{OUT}/logs/track/{{dataset}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/track/{{dataset}}.tsv"
+    conda:
+        "../envs/ufs.yaml"
+    resources:
+        runtime=30,
+        mem_mb=2000,
+        mlflow_writers=1,
     params:
         uri=MLFLOW_URI_PARAM,
         experiment=MLFLOW_EXPERIMENT,
@@ -62,15 +70,5 @@ rule track:
         code=TRACK_CODE,
     message:
         "MLflow: log the runs of {wildcards.dataset} (one per setting and h)"
-    log:
-        f"{OUT}/logs/track/{{dataset}}.log",
-    benchmark:
-        f"{OUT}/benchmarks/track/{{dataset}}.tsv"
-    resources:
-        runtime=30,
-        mem_mb=2000,
-        mlflow_writers=1,
-    conda:
-        "../envs/ufs.yaml"
     script:
         "../scripts/track_mlflow.py"
