@@ -1,6 +1,7 @@
 # UFS-bench: download → standardize → [graph] → fit → evaluate → track (MLflow) → aggregate
 #   snakemake --cores 2                                   # the embedded offline default
 #   snakemake --cores 2 --configfile config/experiments/<paper>.yaml
+from pathlib import Path
 from snakemake.utils import min_version, validate
 
 min_version("8.20")
@@ -82,9 +83,15 @@ onsuccess:
         logger.info(_hint)
 
 
-# the runs-table link at the end of every run, failed ones too
+# the runs-table link at the end of a failed run too, where it logged any run (a logging
+# job writes {OUT}/mlflow/<dataset>.json): a link to an empty table helps no one
 onerror:
-    if MLFLOW_ENABLED and (
-        _hint := ufs.tracking.runs_table_hint(f"{OUT}/mlflow/experiment.json")
+    if (
+        MLFLOW_ENABLED
+        and any(
+            p.name not in ("experiment.json", "output_identity.json")
+            for p in Path(f"{OUT}/mlflow").glob("*.json")
+        )
+        and (_hint := ufs.tracking.runs_table_hint(f"{OUT}/mlflow/experiment.json"))
     ):
         logger.info(_hint)

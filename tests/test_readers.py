@@ -184,9 +184,9 @@ def test_workflow_reads_a_european_latin1_file_and_logs_the_header_rule(tmp_path
 
 @pytest.mark.slow
 def test_standardize_errors_name_the_users_file(tmp_path):
-    """A file that passes the download but not standardize (h above the non-constant
-    features): the message names the user's file, never resources/raw/<name>.npz, and
-    no data file is written."""
+    """A file that reads but cannot be standardized for its h (h above the non-constant
+    features) stops the run before any job: the message names the user's file, never
+    resources/raw/<name>.npz, comes without a traceback, and nothing is written."""
     X = np.c_[X6, np.ones(6), np.ones(6)]
     path = _write(tmp_path / "mine.csv", _rows(X))
     cfg = _config(path)
@@ -197,8 +197,9 @@ def test_standardize_errors_name_the_users_file(tmp_path):
     line = next((s for s in out.splitlines() if "exceeds the 2 non-constant" in s), "")
     assert f"features of dataset 'userdata' ({path})" in line, out[-3000:]
     assert "resources/raw" not in line
-    assert (tmp_path / "resources" / "raw" / "userdata.npz").exists()  # the download ran
-    assert not list((tmp_path / "results" / "data").glob("userdata*"))  # nothing after it
+    assert "Traceback" not in out and "Error in rule" not in out, out[-3000:]
+    assert not (tmp_path / "resources" / "raw" / "userdata.npz").exists()  # no job ran
+    assert not list((tmp_path / "results" / "data").glob("userdata*"))
 
 
 def test_pandas_default_header_of_column_numbers_is_a_header(tmp_path, caplog):

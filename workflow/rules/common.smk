@@ -9,9 +9,13 @@ from snakemake.exceptions import WorkflowError
 from ufs.pipeline.config import CHUNK_PATTERN, ConfigError, build_plan
 from ufs.pipeline.lineage import PlanLineage
 from ufs.pipeline.slices import full_config, slice_note, slice_view
+from ufs.pipeline.user_data import check_user_files
 
 try:
     PLAN = build_plan(config, warn=False)
+    # a user's own data file is read in full here, so that a bad value stops the run before
+    # any job, as a config error does (ufs.pipeline.user_data; cached until the file changes)
+    check_user_files(PLAN, os.path.join(config.get("resources_dir", "resources"), "checked"))
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 
