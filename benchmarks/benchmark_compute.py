@@ -11,7 +11,7 @@ label-free fits (as the report's "not run yet" section does before those sets ar
 compared with the measured label-free CPU time of the held-out sets; with ``--before``, the
 fit CPU-h of each method whose chunks were re-run since that archive (a solver change), before
 and after, and the totals. Nothing is fitted or timed here; the numbers are the run's own
-(``time.process_time`` of each fit job, one BLAS thread). ``docs/benchmarks.md`` quotes this
+(``time.process_time`` of each fit job, one BLAS thread). ``docs/performance.md`` quotes this
 script's output.
 """
 

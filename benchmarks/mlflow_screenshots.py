@@ -7,7 +7,7 @@ Starts ``mlflow server`` on ``<results>/mlflow.db`` and takes, at 1600 × 900:
 * ``docs/img/mlflow_runs.png``: the runs-table link the workflow prints (its shared view:
   ACC, NMI, ... as columns, best ACC first);
 * ``docs/img/mlflow_filter.png``: one data set at one h, methods side by side (the filter
-  of docs/mlflow_server.md).
+  of docs/guide/mlflow-server.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""benchmarks/benchmark_compute.py: the sums docs/benchmarks.md quotes, on hand-made entries."""
+"""benchmarks/benchmark_compute.py: the sums docs/performance.md quotes, on hand-made entries."""
 
 from __future__ import annotations
 

@@ -60,7 +60,7 @@ def test_mlflow_and_the_forms_docs_mlflow_server_shows():
     # a string where the schema declares a string stays one (an experiment named "2024")
     assert config["mlflow"] == {"enabled": False, "experiment": "2024"}
     assert schema_errors(config) == []
-    doc = (REPO / "docs" / "mlflow_server.md").read_text()
+    doc = (REPO / "docs" / "guide" / "mlflow-server.md").read_text()
     shown = re.findall(r"--config (\w+)='(\{[^']*\})'", doc)  # the shell drops the quotes
     assert ("mlflow", '{tracking_uri: "http://127.0.0.1:5000"}') in shown
     for key, value in shown:

@@ -184,7 +184,7 @@ def test_faiss_is_imported_only_by_the_approximate_path():
 @pytest.mark.parametrize("p", [2, 5, graph.HNSW_MAX_FEATURES])
 def test_low_dimensional_data_is_searched_by_hnsw(p, monkeypatch):
     """At most HNSW_MAX_FEATURES features: an HNSW graph (faster there than NN-descent
-    for the same recall, docs/benchmarks.md), with the exact path's conventions."""
+    for the same recall, docs/performance.md), with the exact path's conventions."""
     import faiss
 
     built = []

@@ -112,7 +112,7 @@ def _cases():
     # tolerance on V: 1e-8, except gauss2, where the reference itself moves by 1.6e-7
     # when gesdd is replaced by gesvd (the ADMM amplifies O(1e-12) differences in U by
     # ~1e5 over 200 iterations; the Gram route is closer to the exact polar factor than
-    # either SVD, see docs/benchmarks.md)
+    # either SVD, see docs/performance.md)
     out = []
     shapes = [(300, 120, 4, 20), (400, 80, 6, 12), (200, 60, 3, 30), (250, 100, 5, 15)]
     for seed, (n, p, k, h) in enumerate(shapes):

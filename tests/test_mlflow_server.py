@@ -1,4 +1,4 @@
-"""The workflow against a shared ``mlflow server`` on 127.0.0.1 (docs/mlflow_server.md).
+"""The workflow against a shared ``mlflow server`` on 127.0.0.1 (docs/guide/mlflow-server.md).
 
 Several logging jobs at once must neither lose nor duplicate a run; a server that is down
 makes the tracking step fail with a clear message and leaves the results intact; a re-run

@@ -1,7 +1,7 @@
 """Security basics: pinned HTTPS downloads, nothing unpickled, YAML loaded safely.
 
 (The MLflow server is started on 127.0.0.1 in tests/test_mlflow_server.py and
-docs/mlflow_server.md; download refusals of http:// URLs, also after a redirect, are
+docs/guide/mlflow-server.md; download refusals of http:// URLs, also after a redirect, are
 in tests/test_datasets.py.)"""
 
 from __future__ import annotations

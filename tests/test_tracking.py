@@ -204,7 +204,7 @@ def test_unreachable_server_fails_fast_with_a_clear_message(tmp_path, monkeypatc
     for e in (err, err2):
         msg = str(e.value)
         assert msg.startswith(f"Cannot reach the MLflow tracking server at {uri}: ")
-        assert "docs/mlflow_server.md" in msg and "log exactly the missing runs" in msg
+        assert "docs/guide/mlflow-server.md" in msg and "log exactly the missing runs" in msg
     assert not (tmp_path / "init.json").exists() and not (tmp_path / "r.json").exists()
 
 

@@ -24,7 +24,7 @@ float64 and the candidates re-sorted, so weights follow the exact path's convent
 ``"auto"`` (default) is exact for ``n ≤ EXACT_MAX_SAMPLES`` and approximate above. Brute
 force costs O(n²p): at n = 70 000, p = 784 about 120-135 CPU s on one core against
 11-18 s for NN-descent (by machine type), recall@10 0.99 (``benchmarks/knn_scale.py``,
-``docs/benchmarks.md``).
+``docs/performance.md``).
 That recall is for data with low intrinsic dimension, like images (PIE, Isolet, USPS:
 0.996-1.000); on full-rank isotropic Gaussian noise it falls (recall@10 0.45 at d = 100,
 n = 70 000), where a kNN graph carries little structure anyway.

@@ -330,7 +330,7 @@ class FSASL(UFSSelector):
     eigen-step. Since then ``Z``'s ``c ≤ 10`` columns are searched by HNSW,
     the first graph reuses μ's kNN search of ``X`` (its first ``k`` neighbours) and the
     scans use L2-sized tiles: n = 7·10⁴ 519 CPU-s on the slower machine type
-    that took 639 s before (``docs/benchmarks.md``). ``"lars"`` at n = 2000: 8.5 CPU-s (the
+    that took 639 s before (``docs/performance.md``). ``"lars"`` at n = 2000: 8.5 CPU-s (the
     former per-sample loop: 73-128 s), n = 10⁴: 39 s (former: 726 s).
 
     Attributes

@@ -192,7 +192,7 @@ def _wrap(uri: str, what: str, exc: Exception) -> TrackingError:
     if _is_server(uri) and _unreachable(exc):
         hint = (
             f"Cannot reach the MLflow tracking server at {uri}: is `mlflow server` running "
-            "there (see docs/mlflow_server.md)? "
+            "there (see docs/guide/mlflow-server.md)? "
         )
     return TrackingError(
         f"{hint}MLflow tracking store {uri!r} failed while {what}: {type(exc).__name__}: "

@@ -49,7 +49,7 @@ Design (DESIGN §6):
   it on the runs table instead of the GenAI overview; MLflow 3.17's UI ignores it and
   follows its browser-wide GenAI / Model training switch, so :func:`init_experiment`'s
   receipt and the docs give the runs table's link with ``?workflowType=machine_learning``.
-* Against a tracking server (``http(s)://``, docs/mlflow_server.md) the server owns the
+* Against a tracking server (``http(s)://``, docs/guide/mlflow-server.md) the server owns the
   artifact store: experiments are created without a client-side artifact location, so
   artifacts are uploaded through the server (``mlflow-artifacts:/``) and not written to
   a path only this machine can see. HTTP requests fail fast (see the environment
