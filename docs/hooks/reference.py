@@ -39,8 +39,14 @@ def _cell(text: Any) -> str:
 
 def _type(node: dict[str, Any]) -> str:
     if "enum" in node:
-        return " / ".join(f"`{json.dumps(v)}`" for v in node["enum"] if not isinstance(v, str)
-                          or v not in ("true", "false")) or "enum"
+        return (
+            " / ".join(
+                f"`{json.dumps(v)}`"
+                for v in node["enum"]
+                if not isinstance(v, str) or v not in ("true", "false")
+            )
+            or "enum"
+        )
     kind = node.get("type")
     if isinstance(kind, list):
         kind = " or ".join(kind)
@@ -55,8 +61,14 @@ def _type(node: dict[str, Any]) -> str:
 
 def _bounds(node: dict[str, Any]) -> str:
     parts = []
-    for key, word in (("minimum", "≥"), ("exclusiveMinimum", ">"), ("maximum", "≤"),
-                      ("exclusiveMaximum", "<"), ("minItems", "items ≥"), ("pattern", "matches")):
+    for key, word in (
+        ("minimum", "≥"),
+        ("exclusiveMinimum", ">"),
+        ("maximum", "≤"),
+        ("exclusiveMaximum", "<"),
+        ("minItems", "items ≥"),
+        ("pattern", "matches"),
+    ):
         if key in node:
             parts.append(f"{word} `{node[key]}`")
     return ", ".join(parts)
@@ -150,7 +162,9 @@ def methods_reference() -> str:
     ]
     for name in names:
         spec = get_method(name)
-        lines.append(f"| [`{name}`](#{name}) | {spec.kind} | {spec.role} | {_cell(spec.reference)} |")
+        lines.append(
+            f"| [`{name}`](#{name}) | {spec.kind} | {spec.role} | {_cell(spec.reference)} |"
+        )
     lines.append("")
     for name in names:
         spec = get_method(name)
