@@ -189,10 +189,10 @@ def test_snakemake_accepts_a_nested_config_override(tmp_path):
 
 
 def test_the_readme_says_how_a_nested_value_is_given_and_why_not_dotted():
-    """README: a nested value is a YAML mapping that keeps the section's other keys; a dotted
+    """docs/guide/workflow.md: a nested value is a YAML mapping that keeps the section's other keys; a dotted
     key is refused by Snakemake's parser (before the Snakefile runs, so the workflow cannot
-    word the error itself) with the message the README quotes."""
-    readme = " ".join((REPO / "README.md").read_text().split())
+    word the error itself) with the message the page quotes."""
+    readme = " ".join((REPO / "docs" / "guide" / "workflow.md").read_text().split())
     assert "`--config 'mlflow={enabled: false}'`, which keeps the other `mlflow` keys" in readme
     config = overridden("mlflow={enabled: false}", base={**TINY, "mlflow": {"experiment": "x"}})
     assert config["mlflow"] == {"experiment": "x", "enabled": False}
