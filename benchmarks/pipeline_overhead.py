@@ -28,6 +28,10 @@ the k-means evaluation's CPU time. Then
     outside share (jobs) = 1 - (method + kmeans) / jobs_cpu
     outside share (all)  = 1 - (method + kmeans) / (jobs_cpu + scheduler_cpu)
 
+The run's ``summary.md`` counts the CPU of the data, graph, fit, evaluate and table jobs
+(``SUMMARY_RULES``) in its *Time* section; the share over those jobs is printed too, from
+the jobs' own logs, beside the one ``summary.md`` states (its ``timing.json``).
+
 Everything is CPU time, so a loaded machine changes the wall time but hardly the shares
 (the load average is printed before and after). A shared machine's speed also drifts: a
 fixed workload (``speed_probe``: k-means restarts and a pure-Python loop) is timed before and
@@ -258,6 +262,11 @@ def _jobs_per_rule(log: str) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
+#: the log folders of the jobs whose CPU ``summary.md``'s *Time* section counts (the data,
+#: graph, fit, evaluate and table steps; not the figures', MLflow's or its own)
+SUMMARY_RULES = ("download", "standardize", "graph", "fit", "evaluate", "aggregate")
+
+
 def run(cores: int, configfile: str | None, workdir: Path, extra: list[str]) -> dict:
     out = workdir / "results"
     stats = workdir / "rusage.json"
@@ -287,13 +296,21 @@ def run(cores: int, configfile: str | None, workdir: Path, extra: list[str]) -> 
     work = _method_and_kmeans(out)
     useful = work["fit_seconds"] + work["graph_seconds"] + work["kmeans_seconds"]
     jobs = _jobs_per_rule(log)
+    per_rule = _cpu_per_rule(out)
+    summary_jobs = sum(v for k, v in per_rule.items() if k in SUMMARY_RULES)
+    timing = out / "timing.json"
     return {
         "wall_seconds": wall,
         "jobs": sum(jobs.values()),
         "jobs_per_rule": jobs,
         **usage,
         **work,
-        "cpu_per_rule": _cpu_per_rule(out),
+        "cpu_per_rule": per_rule,
+        # the jobs summary.md's *Time* counts, measured here from the jobs' own logs
+        "outside_share_summary_jobs": 1.0 - useful / summary_jobs if summary_jobs else None,
+        "summary_md_share": (
+            json.loads(timing.read_text()).get("cpu_outside_share") if timing.is_file() else None
+        ),
         "hand_overs": _hand_overs(out),
         "outside_share_jobs": 1.0 - useful / usage["jobs_cpu"],
         "outside_share_all": 1.0 - useful / (usage["jobs_cpu"] + usage["scheduler_cpu"]),
@@ -402,6 +419,13 @@ def main(argv: list[str] | None = None) -> int:
         f"outside methods and k-means: {100 * r['outside_share_jobs']:.1f} % of job CPU, "
         f"{100 * r['outside_share_all']:.1f} % with Snakemake's own process"
     )
+    if r["outside_share_summary_jobs"] is not None:
+        told = r["summary_md_share"]
+        print(
+            "over the jobs summary.md's Time counts (" + ", ".join(SUMMARY_RULES) + "): "
+            f"{100 * r['outside_share_summary_jobs']:.1f} % of their CPU (from the job logs); "
+            + (f"summary.md says {100 * told:.1f} %" if told is not None else "no timing.json")
+        )
     if args.floor:
         useful = r["fit_seconds"] + r["graph_seconds"] + r["kmeans_seconds"]
         r["floor"] = []

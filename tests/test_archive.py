@@ -139,6 +139,31 @@ def test_cli_report_from_archive_twice_is_byte_identical(run, tmp_path, capsys):
     assert "data sets with results 3 of the config's 4" in capsys.readouterr().out
 
 
+def test_a_new_note_keeps_every_member_and_manifest_field(run, tmp_path, capsys):
+    """``ufs benchmark-note --set-file`` replaces the note alone: the members and every
+    other manifest field stay byte for byte, the report renders the new note, and an
+    empty note is refused with the archive untouched."""
+    before, blobs = read_archive(run["archive"])
+    text = tmp_path / "note.txt"
+    text.write_text("Made at abc1234 on a laptop,\n  one core.\n")
+    assert main(["benchmark-note", str(run["archive"]), "--set-file", str(text)]) == 0
+    after, blobs_after = read_archive(run["archive"])
+    assert blobs_after == blobs
+    assert after == {**before, "note": "Made at abc1234 on a laptop, one core."}
+    capsys.readouterr()
+    assert main(["benchmark-note", str(run["archive"])]) == 0
+    assert capsys.readouterr().out == "Made at abc1234 on a laptop, one core.\n"
+    report = benchmark_report_from_archive(
+        run["archive"], tmp_path / "r.md", img_dir=tmp_path / "img", plots=False
+    )
+    assert "**How this run was made:** Made at abc1234 on a laptop, one core." in report
+    saved = run["archive"].read_bytes()
+    text.write_text("  \n")
+    assert main(["benchmark-note", str(run["archive"]), "--set-file", str(text)]) == 2
+    assert "cannot be empty" in capsys.readouterr().err
+    assert run["archive"].read_bytes() == saved
+
+
 def test_restore_writes_members_and_refuses_to_replace_different_files(run, tmp_path):
     target = tmp_path / "fresh" / "results"
     counts = restore_archive(run["archive"], target)

@@ -551,6 +551,8 @@ def test_reproduction_scope_says_when_resumed_fits_outlast_the_jobs(tmp_path):
 def test_summary_overhead_is_not_a_negative_share():
     from ufs.report.aggregate import overhead_text
 
-    assert overhead_text({"outside_share": 0.254}).endswith("figures): 25%.")
+    assert overhead_text({"outside_share": 0.254}).endswith("tables): 25%.")
+    cpu = overhead_text({"outside_share": 0.254, "cpu_outside_share": 0.096})
+    assert "these jobs' CPU" in cpu and cpu.endswith("tables): 10%.")
     text = overhead_text({"outside_share": -0.4})
     assert "not measured" in text and "last attempt" in text and "%" not in text

@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"

@@ -1,13 +1,13 @@
 """ufs command line: list the registered methods, run a small end-to-end demo, write the
-reproduction, benchmark and parity reports, archive, migrate and restore benchmark results,
-place a new method in the archived benchmark (compare), and draw a method's scores over two
-of its parameters (sensitivity-figure).
+reproduction, benchmark and parity reports, archive, annotate, migrate and restore benchmark
+results, place a new method in the archived benchmark (compare), and draw a method's scores
+over two of its parameters (sensitivity-figure).
 
-Size (~740 lines): one ``argparse`` sub-command per job (methods, demo, the reproduction
-and benchmark reports, archive, migrate, restore, compare, parity, sensitivity-figure), each
-a thin adapter over the library; they share
-the argument conventions and the user-error handling (no traceback for a user error), so
-they stay in one entry point.
+Size (~760 lines): one ``argparse`` sub-command per job (methods, demo, the reproduction
+and benchmark reports, archive, note, migrate, restore, compare, parity,
+sensitivity-figure), each a thin adapter over the library; they share the argument
+conventions and the user-error handling (no traceback for a user error), so they stay in
+one entry point.
 """
 
 from __future__ import annotations
@@ -257,6 +257,23 @@ def _benchmark_archive(args: argparse.Namespace) -> int:
         f"(written at commit {manifest['commit'][:12] or 'unknown'}; results computed at "
         f"{describe_commits(manifest['computed_at'])})"
     )
+    return 0
+
+
+def _benchmark_note(args: argparse.Namespace) -> int:
+    """Print an archive's note (how its run was made), or replace it (--set-file)."""
+    from .pipeline.archive import ArchiveError, read_archive, set_archive_note
+
+    try:
+        if args.set_file is None:
+            print(read_archive(args.archive)[0].get("note", ""))
+            return 0
+        with open(args.set_file, encoding="utf-8") as fh:
+            manifest = set_archive_note(args.archive, fh.read())
+    except (ArchiveError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.archive}: note of {len(manifest['note'])} characters, members unchanged")
     return 0
 
 
@@ -541,6 +558,18 @@ def _add_benchmark_archive(sub) -> None:
         default=None,
         help="also archive the tables of the input-scaling runs (<dir>/<space>/tables)",
     )
+    note = sub.add_parser(
+        "benchmark-note",
+        help="print an archive's note (how its run was made, shown by its report), or "
+        "replace it; the archived results stay byte for byte",
+    )
+    note.add_argument("archive", help="the archive (ufs benchmark-archive)")
+    note.add_argument(
+        "--set-file",
+        default=None,
+        metavar="NOTE.txt",
+        help="replace the note by this file's text (white space collapsed to single spaces)",
+    )
     mig = sub.add_parser(
         "benchmark-migrate",
         help="translate an archive's lineages to the current code-version scheme "
@@ -721,6 +750,7 @@ _COMMANDS = {
     "benchmark-report": _benchmark_report,
     "benchmark-archive": _benchmark_archive,
     "benchmark-migrate": _benchmark_migrate,
+    "benchmark-note": _benchmark_note,
     "compare": _compare,
     "benchmark-restore": _benchmark_restore,
     "parity": _parity,

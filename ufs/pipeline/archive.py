@@ -65,7 +65,7 @@ MEMBER_GLOBS = (
     ("evaluations", "*/*.json"),
     ("benchmarks", "**/*.tsv"),
     # the CPU of jobs run in a warm worker, which their benchmark file does not measure
-    # (workflow/scripts/_warm.py; ufs.report.benchmark_report.warm_cpu)
+    # (workflow/scripts/_warm.py; ufs.report.aggregate.warm_cpu)
     ("logs", "**/*.warm.json"),
     ("data", "*.json"),
 )
@@ -202,6 +202,11 @@ def write_archive(
         "counts": _counts(members),
         "files": {m: _sha256(b) for m, b in blobs.items()},
     }
+    _write_members(out, manifest, blobs)
+    return manifest
+
+
+def _write_members(out: str | Path, manifest: dict[str, Any], blobs: dict[str, bytes]) -> None:
     blob = json.dumps(manifest, indent=1, sort_keys=True).encode() + b"\n"
     with atomic_path(out, suffix=".tmp") as tmp:
         with tarfile.open(tmp, "w:xz", preset=9, format=tarfile.PAX_FORMAT) as tar:
@@ -211,6 +216,18 @@ def write_archive(
                 info.uid = info.gid = 0
                 info.uname = info.gname = ""
                 tar.addfile(info, io.BytesIO(data))
+
+
+def set_archive_note(archive: str | Path, note: str) -> dict[str, Any]:
+    """Replace the note of ``archive`` (how the run was made, rendered by the report) by
+    ``note``, atomically: the members and every other manifest field stay byte for byte
+    (:func:`read_archive` checks them first). Returns the new manifest."""
+    manifest, blobs = read_archive(archive)
+    note = " ".join(note.split())
+    if not note:
+        raise ArchiveError("an archive's note cannot be empty: say how the run was made")
+    manifest = {**manifest, "note": note}
+    _write_members(archive, manifest, blobs)
     return manifest
 
 

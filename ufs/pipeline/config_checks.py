@@ -100,8 +100,7 @@ def refuse_yte(*paths: str | Path) -> None:
 
 
 def check_duplicate_keys(*paths: str | Path) -> None:
-    """Refuse a config file that defines a key twice in one mapping, at any depth (issue
-    26 #3): YAML loaders keep the last one silently, so a data set or a section defined
+    """Refuse a config file that defines a key twice in one mapping, at any depth: YAML loaders keep the last one silently, so a data set or a section defined
     twice would lose its first definition without a word. Raises :class:`ConfigError`
     naming the file, the key and both lines. Walks the YAML node tree (``yaml.compose``
     with the safe loader): nothing is constructed."""

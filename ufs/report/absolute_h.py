@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..pipeline.status import STATUS_MARK, worst
 from ..stats import ranking, views
-from .sensitivity import friedman_p_text, names_text, primary_verdicts
+from .sensitivity import friedman_p_text, names_text, primary_verdicts, top_text
 
 __all__ = ["KEY", "absolute_h_markdown", "mean_by_h"]
 
@@ -128,7 +128,7 @@ def absolute_h_markdown(
         table += [
             f"| {name} | N | {r['n']} {r['unit']} | {a['n']} {a['unit']} |",
             f"| {name} | Friedman p | {friedman_p_text(r)} | {friedman_p_text(a)} |",
-            f"| {name} | top average rank | `{r['top']}` | `{a['top']}` |",
+            f"| {name} | top average rank | {top_text(r['top'])} | {top_text(a['top'])} |",
             f"| {name} | ordered pairs | {len(r['pairs'])} | {len(a['pairs'])} "
             f"({len(shared_pairs)} of them also on the relative grid) |",
         ]

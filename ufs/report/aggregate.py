@@ -26,13 +26,13 @@ The per-data-set figures are drawn by :mod:`ufs.report.figures` (:func:`plot_dat
 
 Size (~600 lines): the per-data-set outputs of the workflow's ``aggregate_dataset`` and
 ``summary`` jobs in one place — the markdown tables, the fit-status accounting and
-``summary.md`` — reading the tidy table of :mod:`.results_table` (moved out in issue
-40).
+``summary.md`` — reading the tidy table of :mod:`.results_table`.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 from typing import Any
 
@@ -217,18 +217,49 @@ def _benchmark_seconds(path: str | Path) -> float:
         return float(next(rows)["s"])
 
 
+def warm_cpu(benchmark: str | Path) -> float:
+    """CPU seconds of the warm worker that ran the job of the Snakemake benchmark file
+    ``benchmark`` (``<out>/benchmarks/<rel>.tsv`` → ``<out>/logs/<rel>.warm.json``, written
+    by the job's client: Snakemake's benchmark measures the client process only, and
+    nothing when Snakemake's own process handed the job over; ``workflow/scripts/_warm.py``);
+    0 for a job run in its own process."""
+    path = Path(benchmark)
+    root = next((q.parent for q in path.parents if q.name == "benchmarks"), None)
+    if root is None:
+        return 0.0
+    side = root / "logs" / path.relative_to(root / "benchmarks").with_suffix(".warm.json")
+    return float(json.loads(side.read_text())["cpu_seconds"]) if side.is_file() else 0.0
+
+
+def _benchmark_cpu(path: str | Path) -> float:
+    """The CPU seconds (column ``cpu_time``; ``NA``: 0) of a Snakemake benchmark file."""
+    with open(path, newline="") as f:
+        value = next(csv.DictReader(f, delimiter="\t")).get("cpu_time") or "NA"
+    try:
+        return float(value)
+    except ValueError:
+        return 0.0
+
+
 def timing_summary(benchmarks: list[str | Path], evaluations: list[str | Path]) -> dict[str, float]:
-    """Wall time of all jobs (Snakemake benchmark files: every job but the summary's own,
-    the figures' and the MLflow jobs')
-    vs time in the methods (their fits, and the kNN graphs a fit job builds itself) and
-    in k-means."""
+    """Time of the jobs of ``benchmarks`` (Snakemake benchmark files: the data, graph, fit,
+    evaluate and table jobs) against the time in the methods (their fits, and the kNN graphs
+    a fit job builds itself) and in k-means: wall seconds as Snakemake measured them, and
+    CPU seconds, a job's warm worker's included (:func:`warm_cpu`), against the fits' and
+    k-means' own CPU (``cpu_outside_share``: what ``benchmarks/pipeline_overhead.py``
+    counts, over these jobs)."""
     wall = sum(_benchmark_seconds(b) for b in benchmarks)
-    solver = kmeans = graph = 0.0
+    cpu = sum(_benchmark_cpu(b) + warm_cpu(b) for b in benchmarks)
+    solver = kmeans = graph = fit_cpu = kmeans_cpu = 0.0
     for ev in read_evaluations(evaluations):
         kmeans += ev["kmeans_seconds"]
         solver += ev["fit_seconds_total"]
         graph += ev.get("graph_seconds", 0.0)
+        # CPU seconds where recorded (wall clocks of older results otherwise)
+        fit_cpu += ev.get("fit_cpu_seconds_total", ev["fit_seconds_total"])
+        kmeans_cpu += ev.get("kmeans_cpu_seconds", ev["kmeans_seconds"])
     inside = solver + graph + kmeans
+    inside_cpu = fit_cpu + graph + kmeans_cpu
     return {
         "jobs": len(benchmarks),
         "job_wall_seconds": wall,
@@ -236,19 +267,26 @@ def timing_summary(benchmarks: list[str | Path], evaluations: list[str | Path]) 
         "graph_seconds": graph,
         "kmeans_seconds": kmeans,
         "outside_share": 1.0 - inside / wall if wall > 0 else float("nan"),
+        "job_cpu_seconds": cpu,
+        "fit_cpu_seconds": fit_cpu,
+        "kmeans_cpu_seconds": kmeans_cpu,
+        "cpu_outside_share": 1.0 - inside_cpu / cpu if cpu > 0 else float("nan"),
     }
 
 
 def overhead_text(timing: dict[str, float]) -> str:
-    """The summary's sentence on the share of job time outside the methods and k-means
-    (:func:`timing_summary`); none when the methods took longer than the jobs, as they do
-    after a fit job resumed from its checkpoint (Snakemake times only its last attempt)."""
+    """The summary's sentence on the share of the jobs' CPU outside the methods and
+    k-means (:func:`timing_summary`; the wall-time share for timings that record no CPU);
+    none when the methods took longer than the jobs, as they do after a fit job resumed
+    from its checkpoint (Snakemake times only its last attempt)."""
+    share = timing.get("cpu_outside_share", timing["outside_share"])
+    what = "CPU" if "cpu_outside_share" in timing else "summed wall time"
     head = (
-        "*Overhead*: the share of the summed job wall time outside methods and k-means "
-        "(start-up, imports, I/O, tables and figures): "
+        f"*Overhead*: the share of these jobs' {what} outside methods and k-means "
+        "(start-up, imports, I/O, tables): "
     )
-    if timing["outside_share"] >= 0:
-        return head + f"{100 * timing['outside_share']:.0f}%."
+    if share >= 0:
+        return head + f"{100 * share:.0f}%."
     return head + (
         "not measured: the methods and k-means took longer than the jobs as Snakemake "
         "measured them, which counts only a job's last attempt (a fit job resumed from its "
@@ -552,6 +590,64 @@ def _scope_line(tables: pd.DataFrame) -> str:
     )
 
 
+#: beside ``summary.md``: every test against the references, scores and ranks per data set
+DETAILS_MD = "summary_details.md"
+
+
+def _answer_lines(results, tables: pd.DataFrame, timing: dict, links: list[str], details: str):
+    """The summary's opening (at most ten lines): what ran, what its N can decide, where
+    the project's benchmark gives its answer, where the per-data-set tables are."""
+    from ..stats import paired, pairwise
+
+    col = "dataset_base" if "dataset_base" in tables else "dataset"
+    sets = sorted(tables[col].astype(str).unique())
+    roles = tables.drop_duplicates("method").set_index("method")["role"]
+    k = int((roles == "method").sum())
+    ranked = [r for r in results if not r.avg_rank.empty]
+    lines = [
+        "## The answer",
+        "",
+        f"- **What ran:** {len(sets)} data set{'s' if len(sets) != 1 else ''} "
+        f"({', '.join(sets)}), {k} competing methods and their references, "
+        f"{timing['jobs']} jobs of the data, fit, evaluate and table steps.",
+    ]
+    if ranked:
+        r = ranked[0]
+        merged = "; ".join(
+            f"{' and '.join(ms)}, of one source, count once" for _, ms in sorted(r.families.items())
+        )
+        n_text = f"N = {r.n} {'families' if r.families else 'data sets'}" + (
+            f" ({merged})" if merged else ""
+        )
+        decidable = [
+            x
+            for x in ranked
+            if pairwise.min_holm_p(x.k, x.n) <= x.alpha
+            or paired.detectable(max(x.k, 2), x.n, x.alpha).min_p_holm <= x.alpha
+        ]
+        lines.append(
+            f"- **What it can decide:** {n_text}, k = {r.k}: "
+            + (
+                "no paired test can reach significance with so few, so the ranks and tables "
+                "below describe this run and decide nothing about which method is better."
+                if not decidable
+                else "only what *What the tests support* lists is decided by a test; a rank "
+                "or a best score alone decides nothing."
+            )
+        )
+    else:
+        lines.append("- **What it can decide:** nothing: no rank test applies to these results.")
+    lines += [
+        "- **The benchmark's answer** (every registered method on every data set that loads "
+        "offline, each source counted once): `docs/benchmark.md` of the UFS-bench "
+        "repository, its leaderboard first; `ufs benchmark-report --archive "
+        "benchmarks/results/benchmark.tar.xz` rebuilds it.",
+        f"- **Per data set:** {', '.join(links)}; every test in [{details}]({details}).",
+        "",
+    ]
+    return lines
+
+
 def write_summary(
     tables_md: list[str | Path],
     tables_csv: list[str | Path],
@@ -568,9 +664,12 @@ def write_summary(
     out_tex: str | Path | None = None,
     oracle_metric: str = "acc",
     note: list[str] = (),
+    out_details: str | Path | None = None,
 ) -> str | None:
-    """``summary.md`` (ranks across data sets, solver failures, scores and ranks per data
-    set, timing, the per-data-set tables), ``timing.json``, ``fit_status.json``, the CD
+    """``summary.md`` (the answer in a few lines, what the tests support, the leaderboard,
+    ranks across data sets, solver failures, links to the per-data-set tables, timing),
+    ``summary_details.md`` (``out_details``: every test against the references, and each
+    method's score and rank per data set), ``timing.json``, ``fit_status.json``, the CD
     diagrams ``cd_figures[(protocol, metric)]`` (PNG, and a PDF beside each) and the rank
     table in LaTeX (``out_tex``, default ``ranks.tex`` beside ``out_md``). ``note``:
     markdown lines after the scope line (a sliced run's
@@ -582,6 +681,7 @@ def write_summary(
     from .answer import pairwise_results, support_lines
     from .html import page
     from .latex import rank_table
+    from .leaderboard import leaderboard_lines
 
     timing = timing_summary(benchmarks, evaluations)
     write_json(out_timing, timing)
@@ -600,15 +700,24 @@ def write_summary(
         tables, alpha=alpha, view=view, results=results, **choices
     )
     pairs = pairwise_results(results, families_of=view)
-    per_dataset = []
-    for t in tables_csv:
-        sel = pd.read_csv(t, dtype={"h_label": str})
-        base = str(sel["dataset_base"].iloc[0]) if "dataset_base" in sel else Path(t).stem
-        md = markdown_tables(sel, base, oracle_metric, legend=False)
-        per_dataset.append(md.replace("## ", "### ", 1))  # under "## Per data set"
+    out_dir = Path(out_md).parent
+    details = Path(out_details) if out_details else Path(out_md).with_name(DETAILS_MD)
+    links = []
+    for t in tables_md:
+        rel = Path(os.path.relpath(t, out_dir)).as_posix()
+        links.append(f"[{Path(t).stem}]({rel})")
+    legend = [
+        "## Legend",
+        "",
+        *TABLE_LEGEND,
+        "- Average ranks: 1 = best; **bold** the lowest, <u>underlined</u> the runner-up. "
+        + rank_report.RANK_MARKS_LEGEND,
+        "",
+    ]
     parts = [
         "# UFS-bench results",
         "",
+        *_answer_lines(results, tables, timing, links, details.name),
         _scope_line(tables),
         "",
         *note,
@@ -630,31 +739,49 @@ def write_summary(
                 "its tests."
             ),
         ),  # the answer, in words
+        *leaderboard_lines(
+            results, tests, pairs, tables, view=view, where=view.title, sensitivity=False
+        ),
         rank_report.overview_markdown(results, figure_dir=figdir),
-        references.references_markdown(tables, alpha=alpha, tests=tests, **choices),
         failure_markdown(counts),
-        rank_report.details_markdown(results),
         "## Per data set",
         "",
-        *per_dataset,
+        "Each data set's tables (scores against h under both protocols, the references, "
+        "the selected features, fit status) are files of their own: "
+        + ", ".join(links)
+        + f". Every test against the references and each method's score and rank per data "
+        f"set: [{details.name}]({details.name}).",
+        "",
         "## Time",
         "",
-        f"A *job* is one Snakemake job of the data, graph, fit, evaluate or table steps "
-        f"(this summary's own job, and the figures' and MLflow jobs, which run beside it, are "
-        f"not counted; "
-        f"`benchmarks/pipeline_overhead.py` counts every job). Jobs: {timing['jobs']}; job "
-        f"wall time summed over jobs: {timing['job_wall_seconds']:.1f} s; in solvers: "
-        f"{timing['solver_seconds']:.1f} s; in kNN graphs built by fit jobs: "
-        f"{timing.get('graph_seconds', 0.0):.1f} s; in k-means evaluation: "
-        f"{timing['kmeans_seconds']:.1f} s. " + overhead_text(timing),
+        f"CPU seconds (user + system; a job's warm worker's included) of the "
+        f"{timing['jobs']} jobs of the data, graph, fit, evaluate and table steps: "
+        f"{timing['job_cpu_seconds']:.1f} s; in the methods' fits "
+        f"{timing['fit_cpu_seconds']:.1f} s and the kNN graphs fit jobs build "
+        f"{timing.get('graph_seconds', 0.0):.1f} s; in the k-means evaluation "
+        f"{timing['kmeans_cpu_seconds']:.1f} s. " + overhead_text(timing) + " Not counted: "
+        "the figures' and MLflow jobs, which run beside this summary, this summary's own "
+        "job, the warm server's start-up (its imports, once a run) and Snakemake's own "
+        "process; `benchmarks/pipeline_overhead.py` counts them all, and prints this "
+        "figure's share, over these jobs, beside its own. Wall time summed over these jobs: "
+        f"{timing['job_wall_seconds']:.1f} s.",
         "",
-        "## Legend",
-        "",
-        *TABLE_LEGEND,
-        "- Average ranks: 1 = best; **bold** the lowest, <u>underlined</u> the runner-up. "
-        + rank_report.RANK_MARKS_LEGEND,
-        "",
+        *legend,
     ]
+    write_text(
+        details,
+        "\n".join(
+            [
+                "# UFS-bench results: the details",
+                "",
+                f"The tests behind [summary.md]({Path(out_md).name}), method by method.",
+                "",
+                references.references_markdown(tables, alpha=alpha, tests=tests, **choices),
+                rank_report.details_markdown(results),
+                *legend,
+            ]
+        ),
+    )
     text = "\n".join(parts)
     write_text(out_md, text)
     write_text(Path(out_md).with_suffix(".html"), page(text, "UFS-bench results"))

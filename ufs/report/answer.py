@@ -177,23 +177,25 @@ def _line(r: ranking.RankResult, res: pd.DataFrame, pairs: dict) -> str:
         return head + f"no rank test: {r.note}."
     d = paired.detectable(r.k, r.n, r.alpha)
     nothing = pairwise.min_holm_p(r.k, r.n) > r.alpha and d.min_p_holm > r.alpha
-    text = head
-    if nothing:
-        text += (
-            f"**no pair and no verdict against a reference can be decided here**: with N = "
-            f"{r.n} no paired test can reach significance (the smallest Holm-adjusted p is "
-            f"{d.min_p_holm:.2g} against a reference, {pairwise.min_holm_p(r.k, r.n):.2g} for "
-            "a pair), so the lines below describe and cannot decide; "
-        )
     rejects = r.pvalue < r.alpha
-    text += (
+    text = head + (
         f"the Friedman test (χ² p = {rank_report._fmt_p(r.pvalue)}, which decides; "
         f"Iman–Davenport p = {rank_report._fmt_p(r.iman_davenport_p)} shown for reference) "
         + ("rejects" if rejects else "does not reject")
         + " equality of the competitors"
     )
     tested = pairs.get((r.protocol, r.metric))
-    if not rejects:
+    if nothing:
+        # the omnibus verdict first, then what no paired test can do at this N: the
+        # bullet never opens with a verdict its next clause contradicts
+        text += (
+            f"{', yet' if rejects else ', and'} **no pair and no verdict against a reference "
+            f"can be decided here**: with N = {r.n} no paired test can reach significance "
+            f"(the smallest Holm-adjusted p is {d.min_p_holm:.2g} against a reference, "
+            f"{pairwise.min_holm_p(r.k, r.n):.2g} for a pair), so what follows describes and "
+            "cannot decide."
+        )
+    elif not rejects:
         text += "; no pair is tested further, none is ordered."
     elif tested is None or tested.empty:
         text += "; the pairs were not tested."
@@ -248,5 +250,5 @@ def verdict_summary(
         "worse_random": rw,
         "better_all": ab,
         "worse_all": aw,
-        "top": str(r.avg_rank.index[0]) if len(r.avg_rank) else "",
+        "top": ranking.top_methods(r.avg_rank),
     }

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..pipeline.status import STATUS_MARK
 from ..stats.ranking import PROTOCOL_TITLES, RankResult, post_hoc
+from ..stats.views import BUDGET_RULE
 from .cells import Cell, Row, emphasis
 from .figures import PNG_DPI, method_group, method_style, save_figure
 from .fonts import in_figure_font
@@ -125,9 +126,7 @@ def overview_markdown(results: list[RankResult], figure_dir: str = "figures") ->
 RANK_MARKS_LEGEND = (
     "† / ‡: at least one fit behind the method's scores did not converge / diverged; ◊: at "
     "least one was degenerate, its answer decided by round-off or a trivial rule; §: some of "
-    "the method's fits exceeded the compute budget; they have no result, and every test "
-    "leaves out those (data set, h) cells for all the methods it compares (one missing-data "
-    "rule for every test)."
+    "the method's fits exceeded the compute budget. " + BUDGET_RULE
 )
 
 

@@ -91,6 +91,12 @@ def names_text(ms) -> str:
     return ", ".join(f"`{m}`" for m in ms) if ms else "none"
 
 
+def top_text(ms) -> str:
+    """The top average rank as printed: the tied methods joined by ``=`` (a tie is shown
+    as a tie, never broken by name); ``–`` where nothing is ranked."""
+    return " = ".join(f"`{m}`" for m in ms) if ms else "–"
+
+
 def sensitivity_markdown(
     tables: pd.DataFrame,
     *,
@@ -147,7 +153,7 @@ def sensitivity_markdown(
                     f"| {key} | {row['n']} {row['unit']} | "
                     f"{friedman_p_text(row)} | {len(row['pairs'])} | "
                     f"{names_text(row['better_random'])} | {names_text(row['worse_random'])} | "
-                    f"{names_text(row['better_all'])} | {names_text(row['worse_all'])} | `{row['top']}` | "
+                    f"{names_text(row['better_all'])} | {names_text(row['worse_all'])} | {top_text(row['top'])} | "
                     f"{left} |"
                 )
             lines.append("")

@@ -65,6 +65,8 @@ __all__ = [
     "rank_methods",
     "rank_all",
     "post_hoc",
+    "positions",
+    "top_methods",
     "PROTOCOLS",
     "METRICS",
 ]
@@ -129,6 +131,24 @@ class RankResult:
     def method_status(self, method: str) -> str:
         """The worst fit status behind the method's scores on the compared data sets."""
         return worst(self.status[method]) if method in self.status else "ok"
+
+
+def positions(avg_rank: pd.Series) -> pd.Series:
+    """Each method's place in the ascending ``avg_rank`` (1 = best), equal average ranks
+    (equal rank sums, to round-off) sharing the better place: ``1, 1, 3`` for a tie at
+    the top, never an order decided by the methods' names."""
+    values = avg_rank.to_numpy(dtype=float)
+    tol = 1e-9 * max(1.0, float(np.nanmax(np.abs(values)))) if len(values) else 0.0
+    place = [1 + int(np.sum(values < v - tol)) for v in values]
+    return pd.Series(place, index=avg_rank.index, dtype=int)
+
+
+def top_methods(avg_rank: pd.Series) -> list[str]:
+    """The methods at the best place of ``avg_rank`` (several where they tie)."""
+    if avg_rank.empty:
+        return []
+    place = positions(avg_rank)
+    return sorted(str(m) for m in place.index[place == 1])
 
 
 def dataset_scores(

@@ -49,6 +49,7 @@ __all__ = [
     "DATASET_FAMILIES",
     "FLAG_STATUSES",
     "MISSING_DATA_RULE",
+    "BUDGET_RULE",
     "View",
     "PRIMARY",
     "ALL_DATASETS",
@@ -87,14 +88,20 @@ DATASET_FAMILIES: dict[str, str] = {
 #: the statuses a sensitivity view can leave out (``†``, ``‡``, ``◊``)
 FLAG_STATUSES = ("not_converged", "diverged", "degenerate")
 
+#: the missing-data rule in one sentence, in the same words wherever it is stated (the
+#: reports' legends and answers, ``config/README.md``, the README)
+BUDGET_RULE = (
+    "A fit over the compute budget (§) has no result of its own: every test scores its "
+    "(data set, h) cell as the expected random subset of that cell."
+)
+
 MISSING_DATA_RULE = (
     "one rule per (data set, h) cell, the same in the Friedman, Wilcoxon and Bayesian "
-    "tests: a fit over the compute budget (§) scores the expected random subset of that "
-    "cell (what a user without the method gets; failures imputed by a trivial baseline, as "
-    "in the AutoML benchmark, Gijsbers et al., JMLR 2024), so a method over the budget at "
-    "one h loses that h alone and no data set is dropped for it; otherwise the tests of a "
-    "view use the cells where every competitor has a result (one N per view), a data set's "
-    "score being the mean over those h."
+    "tests. " + BUDGET_RULE + " That is what a user without the method gets (failures "
+    "imputed by a trivial baseline, as in the AutoML benchmark, Gijsbers et al., JMLR "
+    "2024), so a method over the budget at one h loses that h alone and no data set is "
+    "dropped for it; otherwise the tests of a view use the cells where every competitor "
+    "has a result (one N per view), a data set's score being the mean over those h."
 )
 
 #: the method whose expected score imputes a fit over the budget

@@ -106,6 +106,8 @@ rule summary:
         evaluations=[f for d in PLAN.instances for f in evaluations_of(d)],
     output:
         md=f"{OUT}/summary.md",
+        # every test against the references, scores and ranks per data set (linked)
+        details=f"{OUT}/summary_details.md",
         # the summary as a page the report shows (ufs.report.html)
         html=report(f"{OUT}/summary.html", caption="../report/summary.rst", category="Summary"),
         timing=f"{OUT}/timing.json",

@@ -102,8 +102,7 @@ PRELOAD = (
     "matplotlib.backends.backend_agg",
     "matplotlib.backends.backend_pdf",
     "mlflow",
-    # the MLflow jobs' SQLite store, imported lazily by MLflow (~0.6 CPU-s a job; issue
-    # 39): the store (with SQLAlchemy and Alembic's schema check), and what it imports
+    # the MLflow jobs' SQLite store, imported lazily by MLflow (~0.6 CPU-s a job): the store (with SQLAlchemy and Alembic's schema check), and what it imports
     # later, when it opens a SQLite database and when it creates one
     "mlflow.store.tracking.sqlalchemy_store",
     "mlflow.store.workspace_aware_mixin",

@@ -28,6 +28,7 @@ warning = write_summary(
     min_h_values=int(sm.params.min_h_values),
     oracle_metric=sm.params.oracle_metric,
     note=list(sm.params.note),
+    out_details=sm.output.details,
 )
 if warning:  # to the job's log; the Snakefile's onsuccess handler repeats it at the end
     print(warning, file=sys.stderr)
