@@ -67,6 +67,10 @@ onstart:
         workflow, config, f"{workflow.basedir}/workflow/scripts/_warm.py"
     ):
         logger.debug("local run: script jobs handed to warm workers from Snakemake's process")
+    for warning in ufs.pipeline.scheduling.start_warnings(
+        workflow, config, f"{workflow.basedir}/workflow/scripts/_warm.py"
+    ):
+        logger.warning(warning)
 
 
 # Solver failures (fits that did not converge or diverged) are repeated at the end of a

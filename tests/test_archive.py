@@ -83,6 +83,23 @@ def test_manifest_says_which_commits_computed_the_results(tmp_path, capsys):
     assert describe_commits({a: 1}) == f"{'a' * 12} (1 evaluation)"
 
 
+def test_manifest_records_the_installed_versions(run, tmp_path):
+    """What computed an archive: Python and the libraries, as installed; a note rewrite or
+    a migration keeps the versions the archive was written with."""
+    import platform
+
+    import numpy
+    import snakemake
+
+    env = run["manifest"]["environment"]
+    assert env["python"] == platform.python_version()
+    assert env["numpy"] == numpy.__version__ and env["snakemake"] == snakemake.__version__
+    assert set(env) >= {"ufs-bench", "scipy", "scikit-learn", "mlflow"}
+    again = tmp_path / "again.tar.xz"
+    write_archive(run["results"], run["config"], again, environment={"numpy": "1.0"})
+    assert read_archive(again)[0]["environment"] == {"numpy": "1.0"}
+
+
 def test_archive_bytes_depend_only_on_the_members(run):
     again = run["root"] / "again.tar.xz"
     for path in run["results"].rglob("*"):  # other time stamps, same content

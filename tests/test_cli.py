@@ -84,7 +84,7 @@ def test_every_option_and_subcommand_has_a_help_text():
             if isinstance(action, argparse._SubParsersAction):
                 helped = {a.dest for a in action._choices_actions if a.help}
                 missing += [f"{prog} {name}" for name in action.choices if name not in helped]
-    assert len(list(_parsers(build_parser()))) == 12  # ufs and its eleven commands
+    assert len(list(_parsers(build_parser()))) == 13  # ufs and its twelve commands
     assert missing == []
 
 

@@ -97,3 +97,66 @@ def test_a_real_local_run_ends_without_pending_scheduler_rounds(tmp_path, drop):
         assert not state["limiter"] and state["timers"] == 0
     else:
         assert state["limiter"] and state["timers"] > 0
+
+
+# -- the Snakemake releases the workflow supports ---------------------------------------
+def test_a_snakemake_outside_the_tested_range_is_warned_about():
+    from ufs.pipeline.scheduling import SNAKEMAKE_SUPPORTED, snakemake_version_warning
+
+    low, high = SNAKEMAKE_SUPPORTED
+    for ok in (low, "9.27.1", "9.0.0rc1"):
+        assert snakemake_version_warning(ok) is None, ok
+    for bad in ("8.19.3", "7.32.4", high, "10.1.0", "11"):
+        text = snakemake_version_warning(bad)
+        assert text and bad in text and f">={low},<{high}" in text, bad
+
+
+def test_the_installed_snakemake_is_in_the_range_pyproject_declares():
+    """The range the code tests against is the one the install asks for."""
+    import re
+    import tomllib
+
+    import snakemake
+
+    from ufs.pipeline.scheduling import SNAKEMAKE_SUPPORTED, snakemake_version_warning
+
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    spec = next(d for d in deps if re.match(r"snakemake\b", d))
+    low, high = SNAKEMAKE_SUPPORTED
+    assert spec == f"snakemake>={low},<{high}"
+    assert snakemake_version_warning(snakemake.__version__) is None
+
+
+def test_a_dispatch_that_cannot_be_installed_is_said(monkeypatch):
+    """Warm workers on, a local run, and a Snakemake whose executor lacks what the dispatch
+    replaces: the onstart warnings say so, instead of falling back silently."""
+    import sys
+
+    import ufs.pipeline.scheduling as scheduling
+
+    warm_path = REPO / "workflow" / "scripts" / "_warm.py"
+    monkeypatch.delenv("UFS_WARM_WORKERS", raising=False)
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+
+    class Executor:  # no cancel: another Snakemake's executor
+        pass
+
+    class Scheduler:
+        _executor = Executor()
+
+    class Workflow:
+        local_exec = True
+        scheduler = Scheduler()
+
+    assert not scheduling.dispatch_to_warm_workers(Workflow(), {}, warm_path)
+    warm = sys.modules["_warm"]
+    if not warm.enabled({}):
+        pytest.skip("warm workers are off on this platform")
+    warnings = scheduling.start_warnings(Workflow(), {}, warm_path)
+    assert any("cannot be handed jobs" in w and "cancel" in w for w in warnings), warnings
+    # warm workers off: nothing to warn about
+    assert not [
+        w
+        for w in scheduling.start_warnings(Workflow(), {"jobs": {"warm_workers": False}}, warm_path)
+        if "warm workers" in w
+    ]

@@ -14,6 +14,7 @@ import pytest
 from scipy import stats
 
 from ufs.datasets import available_datasets, get_dataset
+from ufs.datasets.families import REGISTERED_FAMILIES
 from ufs.report import answer, flag_causes
 from ufs.stats import pairwise, ranking, views
 
@@ -27,15 +28,56 @@ ABSOLUTE_H_LINK = "[docs/benchmark_absolute_h.md](benchmark_absolute_h.md)"
 # -- families ---------------------------------------------------------------------------
 def test_every_family_member_is_a_registered_data_set_and_families_have_two_members():
     registered = set(available_datasets())
-    assert set(views.DATASET_FAMILIES) <= registered
+    assert set(REGISTERED_FAMILIES) <= registered
     members: dict[str, list[str]] = {}
-    for d, f in views.DATASET_FAMILIES.items():
+    for d, f in REGISTERED_FAMILIES.items():
         members.setdefault(f, []).append(d)
     assert all(len(ms) >= 2 for ms in members.values())
     # the Golub family: the same 72 samples, 2 classes, in all three
     golub = [get_dataset(d) for d in members["golub"]]
     assert {(s.n_samples, s.n_classes) for s in golub} == {(72, 2)}
     assert views.family_of("wine") == "wine"
+
+
+def test_a_configs_family_merges_two_data_sets_in_the_primary_view(tmp_path):
+    """``family:`` in two config entries makes them one family: the report's primary view
+    counts them once (N falls by one) and names the merge; without it, three data sets."""
+    import yaml
+    from jsonschema import ValidationError, validate
+
+    from ufs.datasets.families import config_families
+    from ufs.report.benchmark_report import benchmark_report
+
+    from .test_benchmark_report import make_results
+
+    results, config, _ = make_results(tmp_path)
+    plain = benchmark_report(
+        results, config, tmp_path / "a.md", img_dir=tmp_path / "i", plots=False
+    )
+    cfg = yaml.safe_load(config.read_text())
+    for d in ("d1", "d2"):
+        cfg["datasets"][d]["family"] = "shared_source"
+    merged_cfg = tmp_path / "merged.yaml"
+    merged_cfg.write_text(yaml.safe_dump(cfg))
+    assert config_families(cfg) == {"d1": "shared_source", "d2": "shared_source"}
+    merged = benchmark_report(
+        results, merged_cfg, tmp_path / "b.md", img_dir=tmp_path / "i", plots=False
+    )
+    assert "(N = 3 data sets" in plain and "shared_source" not in plain
+    assert "(N = 2 families" in merged and "shared_source: d1, d2" in merged
+    # the families hold inside the report only
+    assert "d1" not in views.PRIMARY.families()
+    with views.extra_families({"d1": "x", "d2": "x"}):
+        assert views.family_of("d1") == views.family_of("d2") == "x"
+        assert views.family_of("allaml") == "golub"
+    assert views.family_of("d1") == "d1"
+    # the schema takes a family name, and refuses what cannot be one
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    entry = {"datasets": {"wine": {"h": [2], "family": "uci_wine"}}, "methods": {"random": {}}}
+    validate(entry, schema)
+    entry["datasets"]["wine"]["family"] = "not a name"
+    with pytest.raises(ValidationError):
+        validate(entry, schema)
 
 
 def test_simulations_are_the_registry_generated_sets():
@@ -48,7 +90,7 @@ def test_collapse_takes_the_median_over_each_familys_members():
         {"a": [0.1, 0.5, 0.9, 0.4], "b": [0.2, 0.2, 0.8, 0.3]},
         index=pd.Index(["allaml", "leukemia", "leuml", "wine"], name="dataset"),
     )
-    out = views.collapse_families(s, views.DATASET_FAMILIES)
+    out = views.collapse_families(s, views.dataset_families())
     assert list(out.index) == ["golub", "wine"]
     assert out.loc["golub", "a"] == pytest.approx(0.5) and out.loc["golub", "b"] == 0.2
     assert views.collapse_families(s, None) is s

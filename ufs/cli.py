@@ -1,11 +1,12 @@
 """ufs command line: list the registered methods, run a small end-to-end demo, write the
 reproduction, benchmark and parity reports, archive, annotate, migrate and restore benchmark
 results, place a new method in the archived benchmark (compare), and draw a method's scores
-over two of its parameters (sensitivity-figure).
+over two of its parameters (sensitivity-figure), and say where each data set comes from
+or fetch it (data).
 
 Size (~760 lines): one ``argparse`` sub-command per job (methods, demo, the reproduction
 and benchmark reports, archive, note, migrate, restore, compare, parity,
-sensitivity-figure), each a thin adapter over the library; they share the argument
+sensitivity-figure, data), each a thin adapter over the library; they share the argument
 conventions and the user-error handling (no traceback for a user error), so they stay in
 one entry point.
 """
@@ -277,6 +278,68 @@ def _benchmark_note(args: argparse.Namespace) -> int:
     return 0
 
 
+def _data_scope(args: argparse.Namespace) -> tuple[list[str] | None, str | None, str]:
+    """The data sets (``names``, else the config's registered ones, else all), the mirror
+    and the cache ``ufs data`` looks at."""
+    from .datasets import available_datasets
+    from .datasets.availability import default_mirror
+
+    config: dict = {}
+    if args.config:
+        import yaml
+
+        with open(args.config, encoding="utf-8") as fh:
+            config = yaml.safe_load(fh) or {}
+    names = list(args.names) or None
+    if names is None and args.config:
+        names = [d for d in (config.get("datasets") or {}) if d in set(available_datasets())]
+    unknown = sorted(set(names or ()) - set(available_datasets()))
+    if unknown:
+        raise ValueError(f"not registered data sets: {', '.join(unknown)} (ufs data list)")
+    mirror = default_mirror(args.mirror_dir or config.get("mirror_dir"))
+    cache = args.cache_dir or f"{config.get('resources_dir', 'resources')}/cache"
+    return names, mirror, cache
+
+
+def _data(args: argparse.Namespace) -> int:
+    """List the data sets' states, or fetch them into the cache."""
+    from .datasets.availability import STATES, data_states, fetch
+    from .datasets.mirror import DownloadError
+
+    try:
+        names, mirror, cache = _data_scope(args)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    states = data_states(names, mirror=mirror, cache=cache)
+    if args.action == "list":
+        width = max((len(s.name) for s in states), default=4)
+        for s in states:
+            print(f"{s.name:<{width}}  {s.state:<12}  {s.detail}")
+        counts = {k: sum(s.state == k for s in states) for k in STATES}
+        print(
+            f"{len(states)} data sets: "
+            + ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+            + f" (mirror: {mirror or 'none'}; cache: {cache})"
+        )
+        return 0
+    failed = 0
+    todo = [s for s in states if s.state in ("downloadable", "in mirror", "cached")]
+    for i, s in enumerate(todo, 1):
+        print(f"[{i}/{len(todo)}] {s.name}: {s.state} ...", end=" ", flush=True)
+        try:
+            path = fetch(s.name, mirror=mirror, cache=cache)
+        except (DownloadError, ValueError) as exc:
+            failed += 1
+            print(f"failed\n  {exc}")
+            continue
+        print(f"ok, sha256 checked ({path.stat().st_size / 1e6:.1f} MB, {path})")
+    others = [s for s in states if s not in todo and not s.available]
+    for s in others:
+        print(f"{s.name}: {s.state}: {s.detail}")
+    return 1 if failed else 0
+
+
 def _benchmark_migrate(args: argparse.Namespace) -> int:
     """Translate archived lineages to the current scheme (ufs.pipeline.lineage)."""
     from .pipeline.archive import ArchiveError
@@ -418,6 +481,30 @@ def package_version() -> str:
         return version(DISTRIBUTION)
     except PackageNotFoundError:
         return f"unknown ({DISTRIBUTION} is not installed; pip install -e .)"
+
+
+def _add_data(sub) -> None:
+    data = sub.add_parser(
+        "data",
+        help="where each data set comes from here (list), or download them ahead of a run "
+        "into the cache, sha256-checked (fetch)",
+    )
+    data.add_argument("action", choices=("list", "fetch"), help="list the states, or fetch")
+    data.add_argument("names", nargs="*", help="only these data sets (default: the config's)")
+    data.add_argument(
+        "--config",
+        default=None,
+        help="a workflow config: its data sets, mirror_dir and resources_dir (default: every "
+        "registered data set)",
+    )
+    data.add_argument(
+        "--mirror-dir", default=None, help="a mirror folder to look in first (or UFS_MIRROR)"
+    )
+    data.add_argument(
+        "--cache-dir",
+        default=None,
+        help="the download cache (default: the config's <resources_dir>/cache, resources/cache)",
+    )
 
 
 def _add_methods(sub) -> None:
@@ -734,6 +821,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for add in (
         _add_methods,
+        _add_data,
         _add_demo,
         _add_reproduction,
         _add_benchmark_report,
@@ -756,6 +844,7 @@ _COMMANDS = {
     "parity": _parity,
     "sensitivity-figure": _sensitivity_figure,
     "methods": _methods,
+    "data": _data,
     "demo": _demo,
 }
 

@@ -150,6 +150,35 @@ def config_text(paths: Sequence[str | Path]) -> tuple[str, str]:
     return label, head + yaml.safe_dump(merged, sort_keys=False, allow_unicode=True)
 
 
+#: the distributions whose installed versions an archive records (what computed it)
+RECORDED_PACKAGES = (
+    "ufs-bench",
+    "numpy",
+    "scipy",
+    "scikit-learn",
+    "pandas",
+    "matplotlib",
+    "mlflow",
+    "snakemake",
+    "faiss-cpu",
+)
+
+
+def installed_versions() -> dict[str, str]:
+    """The Python version and the installed version of each of :data:`RECORDED_PACKAGES`
+    (``"not installed"`` where one is missing), for an archive's manifest."""
+    import platform
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for name in RECORDED_PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
 def write_archive(
     results_dir: str | Path,
     config_path: str | Path | Sequence[str | Path],
@@ -159,6 +188,7 @@ def write_archive(
     commit: str | None = None,
     input_scaling: str | Path | None = None,
     config_label: str | None = None,
+    environment: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Write the archive ``out`` (atomically) of ``results_dir``'s evaluations, benchmark
     files and data records, with the config ``config_path`` the run was made with and
@@ -169,8 +199,9 @@ def write_archive(
     the checkout's (the results' own commits are ``computed_at``, :func:`computed_at`). ``input_scaling``:
     the folder of the input-scaling runs (``<dir>/<space>/tables/*.csv``), whose tables
     the report compares; archived as ``input_scaling/<space>/tables/*.csv``.
-    ``config_label``: the config's name in the manifest (default: its file names). Returns
-    the manifest."""
+    ``config_label``: the config's name in the manifest (default: its file names).
+    ``environment``: the package versions to record (default :func:`installed_versions`;
+    an archive written again keeps its own). Returns the manifest."""
     root = Path(results_dir)
     members = archive_members(root)
     sources = {m: root / m for m in members}
@@ -198,6 +229,7 @@ def write_archive(
             "text": text,
         },
         "budget_seconds": (config.get("jobs") or {}).get("fit_budget_seconds"),
+        "environment": installed_versions() if environment is None else environment,
         "note": note,
         "counts": _counts(members),
         "files": {m: _sha256(b) for m, b in blobs.items()},

@@ -618,6 +618,8 @@ def migrate_archive(
                 commit=manifest["commit"],
                 config_label=manifest["config"]["path"],
                 input_scaling=scaling if scaling.is_dir() else None,
+                # the versions that wrote it, or none recorded (an archive from before they were)
+                environment=manifest.get("environment", {}),
             )
             lost = set(manifest["files"]) - set(written["files"])
             if lost:  # never: every kind of member is archived again

@@ -28,6 +28,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+#: the Snakemake releases this workflow is tested with, ``[low, high)``: the warm
+#: workers' dispatch replaces two of Snakemake's internals (``_warm.install_dispatch``),
+#: and ``pyproject.toml`` holds the install to the same range
+SNAKEMAKE_SUPPORTED = ("8.20", "10")
+
 #: ``--max-jobs-per-timespan``'s default in Snakemake's command line: 100 jobs per 1 s
 SNAKEMAKE_DEFAULT_LIMIT = (100, 1.0)
 
@@ -68,3 +73,47 @@ def dispatch_to_warm_workers(workflow: Any, config: dict | None, warm_module: st
         sys.modules["_warm"] = warm
         spec.loader.exec_module(warm)
     return bool(warm.install_dispatch(workflow, config))
+
+
+def _release(version: str) -> tuple[int, ...]:
+    parts = []
+    for piece in version.split(".")[:3]:
+        digits = "".join(c for c in piece if c.isdigit()) if piece[:1].isdigit() else ""
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
+
+
+def snakemake_version_warning(version: str) -> str | None:
+    """A warning for a Snakemake ``version`` outside :data:`SNAKEMAKE_SUPPORTED`, or None."""
+    low, high = SNAKEMAKE_SUPPORTED
+    if _release(low) <= _release(version) < _release(high):
+        return None
+    return (
+        f"ufs: Snakemake {version} is outside the tested range >={low},<{high}; the workflow "
+        "may run, but its warm-worker dispatch and scheduler settings replace Snakemake "
+        f"internals that other releases may change (pip install 'snakemake>={low},<{high}')"
+    )
+
+
+def start_warnings(workflow: Any, config: dict | None, warm_module: str | Path) -> list[str]:
+    """What the Snakefile's ``onstart`` handler warns about: a Snakemake outside the tested
+    range, and warm workers on for a local run whose dispatch could not be installed (the
+    objects it replaces are missing: each job's own process then hands it over, ~0.08 CPU-s
+    a job more), never silently."""
+    import snakemake
+
+    out = []
+    version = snakemake_version_warning(getattr(snakemake, "__version__", "0"))
+    if version:
+        out.append(version)
+    warm = sys.modules.get("_warm")
+    if warm is not None and warm.enabled(config) and getattr(workflow, "local_exec", False):
+        problem = warm.dispatch_problem(workflow)
+        if problem:
+            out.append(
+                "ufs: warm workers cannot be handed jobs from Snakemake's own process in "
+                f"this Snakemake ({problem}); each job's own process hands it over instead"
+            )
+    return out

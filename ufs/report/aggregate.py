@@ -665,6 +665,7 @@ def write_summary(
     oracle_metric: str = "acc",
     note: list[str] = (),
     out_details: str | Path | None = None,
+    families: dict[str, str] | None = None,
 ) -> str | None:
     """``summary.md`` (the answer in a few lines, what the tests support, the leaderboard,
     ranks across data sets, solver failures, links to the per-data-set tables, timing),
@@ -673,7 +674,9 @@ def write_summary(
     diagrams ``cd_figures[(protocol, metric)]`` (PNG, and a PDF beside each) and the rank
     table in LaTeX (``out_tex``, default ``ranks.tex`` beside ``out_md``). ``note``:
     markdown lines after the scope line (a sliced run's
-    :func:`ufs.pipeline.slices.slice_note`). Returns the end-of-run warning, if any."""
+    :func:`ufs.pipeline.slices.slice_note`). ``families``: the config's ``family:`` entries
+    (data set → family), merged with the registered families in every view. Returns the
+    end-of-run warning, if any."""
     import os
 
     from ..stats import ranking, references, views
@@ -683,106 +686,107 @@ def write_summary(
     from .latex import rank_table
     from .leaderboard import leaderboard_lines
 
-    timing = timing_summary(benchmarks, evaluations)
-    write_json(out_timing, timing)
-    tables = pd.concat([pd.read_csv(t) for t in tables_csv], ignore_index=True)
-    choices = {"min_h_values": min_h_values, "include_variants": include_variants}
-    view = views.FAMILIES
-    results = ranking.rank_all(tables, alpha=alpha, view=view, **choices)
-    for r in results:
-        rank_report.plot_cd(r, cd_figures[(r.protocol, r.metric)], vector=True)
-    write_text(out_tex or Path(out_md).with_name(RANK_TABLE_TEX), rank_table(results))
-    counts = failure_counts(fit_records(evaluations))
-    report = failure_report(counts, out_md)
-    write_json(out_status, report)
-    figdir = os.path.relpath(Path(next(iter(cd_figures.values()))).parent, Path(out_md).parent)
-    tests = references.all_reference_tests(
-        tables, alpha=alpha, view=view, results=results, **choices
-    )
-    pairs = pairwise_results(results, families_of=view)
-    out_dir = Path(out_md).parent
-    details = Path(out_details) if out_details else Path(out_md).with_name(DETAILS_MD)
-    links = []
-    for t in tables_md:
-        rel = Path(os.path.relpath(t, out_dir)).as_posix()
-        links.append(f"[{Path(t).stem}]({rel})")
-    legend = [
-        "## Legend",
-        "",
-        *TABLE_LEGEND,
-        "- Average ranks: 1 = best; **bold** the lowest, <u>underlined</u> the runner-up. "
-        + rank_report.RANK_MARKS_LEGEND,
-        "",
-    ]
-    parts = [
-        "# UFS-bench results",
-        "",
-        *_answer_lines(results, tables, timing, links, details.name),
-        _scope_line(tables),
-        "",
-        *note,
-        "Two parameter protocols, label-free first everywhere: **label-free** runs each "
-        "method's default setting and uses no labels (the unsupervised numbers); "
-        "**label-tuned** lets the labels choose the grid setting per h, as the papers do "
-        "(chosen on the even k-means restarts, reported on the odd ones). Only competitors "
-        "are ranked; references and declared variants are shown apart. Marks and units: "
-        "*Legend*, at the end.",
-        "",
-        *support_lines(
-            results,
-            tests,
-            TABLE_PROTOCOLS,
-            pairs,
-            intro=(
-                "Data sets drawn from one source count once (the median of their members' "
-                "scores; `ufs.stats.views.DATASET_FAMILIES`); every line uses one N for all "
-                "its tests."
+    with views.extra_families(families):
+        timing = timing_summary(benchmarks, evaluations)
+        write_json(out_timing, timing)
+        tables = pd.concat([pd.read_csv(t) for t in tables_csv], ignore_index=True)
+        choices = {"min_h_values": min_h_values, "include_variants": include_variants}
+        view = views.FAMILIES
+        results = ranking.rank_all(tables, alpha=alpha, view=view, **choices)
+        for r in results:
+            rank_report.plot_cd(r, cd_figures[(r.protocol, r.metric)], vector=True)
+        write_text(out_tex or Path(out_md).with_name(RANK_TABLE_TEX), rank_table(results))
+        counts = failure_counts(fit_records(evaluations))
+        report = failure_report(counts, out_md)
+        write_json(out_status, report)
+        figdir = os.path.relpath(Path(next(iter(cd_figures.values()))).parent, Path(out_md).parent)
+        tests = references.all_reference_tests(
+            tables, alpha=alpha, view=view, results=results, **choices
+        )
+        pairs = pairwise_results(results, families_of=view)
+        out_dir = Path(out_md).parent
+        details = Path(out_details) if out_details else Path(out_md).with_name(DETAILS_MD)
+        links = []
+        for t in tables_md:
+            rel = Path(os.path.relpath(t, out_dir)).as_posix()
+            links.append(f"[{Path(t).stem}]({rel})")
+        legend = [
+            "## Legend",
+            "",
+            *TABLE_LEGEND,
+            "- Average ranks: 1 = best; **bold** the lowest, <u>underlined</u> the runner-up. "
+            + rank_report.RANK_MARKS_LEGEND,
+            "",
+        ]
+        parts = [
+            "# UFS-bench results",
+            "",
+            *_answer_lines(results, tables, timing, links, details.name),
+            _scope_line(tables),
+            "",
+            *note,
+            "Two parameter protocols, label-free first everywhere: **label-free** runs each "
+            "method's default setting and uses no labels (the unsupervised numbers); "
+            "**label-tuned** lets the labels choose the grid setting per h, as the papers do "
+            "(chosen on the even k-means restarts, reported on the odd ones). Only competitors "
+            "are ranked; references and declared variants are shown apart. Marks and units: "
+            "*Legend*, at the end.",
+            "",
+            *support_lines(
+                results,
+                tests,
+                TABLE_PROTOCOLS,
+                pairs,
+                intro=(
+                    "Data sets drawn from one source count once (the median of their members' "
+                    "scores; `ufs.datasets.families` and the config's `family:` entries); every "
+                    "line uses one N for all its tests."
+                ),
+            ),  # the answer, in words
+            *leaderboard_lines(
+                results, tests, pairs, tables, view=view, where=view.title, sensitivity=False
             ),
-        ),  # the answer, in words
-        *leaderboard_lines(
-            results, tests, pairs, tables, view=view, where=view.title, sensitivity=False
-        ),
-        rank_report.overview_markdown(results, figure_dir=figdir),
-        failure_markdown(counts),
-        "## Per data set",
-        "",
-        "Each data set's tables (scores against h under both protocols, the references, "
-        "the selected features, fit status) are files of their own: "
-        + ", ".join(links)
-        + f". Every test against the references and each method's score and rank per data "
-        f"set: [{details.name}]({details.name}).",
-        "",
-        "## Time",
-        "",
-        f"CPU seconds (user + system; a job's warm worker's included) of the "
-        f"{timing['jobs']} jobs of the data, graph, fit, evaluate and table steps: "
-        f"{timing['job_cpu_seconds']:.1f} s; in the methods' fits "
-        f"{timing['fit_cpu_seconds']:.1f} s and the kNN graphs fit jobs build "
-        f"{timing.get('graph_seconds', 0.0):.1f} s; in the k-means evaluation "
-        f"{timing['kmeans_cpu_seconds']:.1f} s. " + overhead_text(timing) + " Not counted: "
-        "the figures' and MLflow jobs, which run beside this summary, this summary's own "
-        "job, the warm server's start-up (its imports, once a run) and Snakemake's own "
-        "process; `benchmarks/pipeline_overhead.py` counts them all, and prints this "
-        "figure's share, over these jobs, beside its own. Wall time summed over these jobs: "
-        f"{timing['job_wall_seconds']:.1f} s.",
-        "",
-        *legend,
-    ]
-    write_text(
-        details,
-        "\n".join(
-            [
-                "# UFS-bench results: the details",
-                "",
-                f"The tests behind [summary.md]({Path(out_md).name}), method by method.",
-                "",
-                references.references_markdown(tables, alpha=alpha, tests=tests, **choices),
-                rank_report.details_markdown(results),
-                *legend,
-            ]
-        ),
-    )
-    text = "\n".join(parts)
-    write_text(out_md, text)
-    write_text(Path(out_md).with_suffix(".html"), page(text, "UFS-bench results"))
-    return fit_status_warning(report)
+            rank_report.overview_markdown(results, figure_dir=figdir),
+            failure_markdown(counts),
+            "## Per data set",
+            "",
+            "Each data set's tables (scores against h under both protocols, the references, "
+            "the selected features, fit status) are files of their own: "
+            + ", ".join(links)
+            + f". Every test against the references and each method's score and rank per data "
+            f"set: [{details.name}]({details.name}).",
+            "",
+            "## Time",
+            "",
+            f"CPU seconds (user + system; a job's warm worker's included) of the "
+            f"{timing['jobs']} jobs of the data, graph, fit, evaluate and table steps: "
+            f"{timing['job_cpu_seconds']:.1f} s; in the methods' fits "
+            f"{timing['fit_cpu_seconds']:.1f} s and the kNN graphs fit jobs build "
+            f"{timing.get('graph_seconds', 0.0):.1f} s; in the k-means evaluation "
+            f"{timing['kmeans_cpu_seconds']:.1f} s. " + overhead_text(timing) + " Not counted: "
+            "the figures' and MLflow jobs, which run beside this summary, this summary's own "
+            "job, the warm server's start-up (its imports, once a run) and Snakemake's own "
+            "process; `benchmarks/pipeline_overhead.py` counts them all, and prints this "
+            "figure's share, over these jobs, beside its own. Wall time summed over these jobs: "
+            f"{timing['job_wall_seconds']:.1f} s.",
+            "",
+            *legend,
+        ]
+        write_text(
+            details,
+            "\n".join(
+                [
+                    "# UFS-bench results: the details",
+                    "",
+                    f"The tests behind [summary.md]({Path(out_md).name}), method by method.",
+                    "",
+                    references.references_markdown(tables, alpha=alpha, tests=tests, **choices),
+                    rank_report.details_markdown(results),
+                    *legend,
+                ]
+            ),
+        )
+        text = "\n".join(parts)
+        write_text(out_md, text)
+        write_text(Path(out_md).with_suffix(".html"), page(text, "UFS-bench results"))
+        return fit_status_warning(report)

@@ -20,7 +20,8 @@ one missing-data rule for every test, data set families and the sensitivity view
     (and listed).
 
   The sensitivity view ``complete_cases`` deletes the budget cells instead of imputing.
-* **Families** (:data:`DATASET_FAMILIES`): data sets drawn from one source (the same 72
+* **Families** (:data:`ufs.datasets.families.REGISTERED_FAMILIES`, and a config's
+  ``family:`` entries, :func:`extra_families`): data sets drawn from one source (the same 72
   Golub samples as ``allaml``, ``leukemia`` and ``leuml``; subsets of one face database)
   are not independent evidence. A view that counts *one per family* replaces a family's
   members by one score per method, the **median over its members** (the mean of two);
@@ -31,22 +32,25 @@ one missing-data rule for every test, data set families and the sensitivity view
 * **Views** (:class:`View`): the primary rule and the variations of the sensitivity
   table (:data:`SENSITIVITY_VIEWS`).
 
-The families are kept here, not in the data set specs (:mod:`ufs.datasets.catalog`), on
-purpose: a family is a fact for the statistics, not for loading the data, and the data's
-code version (the lineage of every archived evaluation) hashes the data modules; naming
-a family must not re-plan a benchmark.
+The families live beside the data set catalog (:mod:`ufs.datasets.families`), in a module the
+data steps do not import: naming a family never re-plans a benchmark.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from ..datasets.families import REGISTERED_FAMILIES
+
 __all__ = [
-    "DATASET_FAMILIES",
+    "dataset_families",
+    "extra_families",
     "FLAG_STATUSES",
     "MISSING_DATA_RULE",
     "BUDGET_RULE",
@@ -63,27 +67,6 @@ __all__ = [
     "view_scores",
     "flag_shares",
 ]
-
-#: data set → its family (the source its samples come from); a data set not named here
-#: is a family of its own. Checked against the registry by ``tests/test_verdicts.py``.
-DATASET_FAMILIES: dict[str, str] = {
-    # the 72 bone-marrow samples of Golub et al. (1999), 47 ALL / 25 AML in all three
-    "allaml": "golub",
-    "leukemia": "golub",
-    "leuml": "golub",
-    # the ORL (AT&T) faces: 40 people × 10 images; orlraws10p: 10 of them, raw pixels
-    "orl": "orl",
-    "orlraws10p": "orl",
-    # CMU PIE faces; warppie10p: 10 people of it, warped
-    "pie": "pie",
-    "warppie10p": "pie",
-    # AR faces; warpar10p: 10 people of it, warped
-    "ar": "ar",
-    "warpar10p": "ar",
-    # GOLFS's Examples 1 and 2 (one generator; simulations)
-    "golfs_sim1": "golfs_simulations",
-    "golfs_sim2": "golfs_simulations",
-}
 
 #: the statuses a sensitivity view can leave out (``†``, ``‡``, ``◊``)
 FLAG_STATUSES = ("not_converged", "diverged", "degenerate")
@@ -108,9 +91,32 @@ MISSING_DATA_RULE = (
 IMPUTE_WITH = "random"
 
 
+#: the families a report adds for this computation (a config's ``family:`` entries)
+_EXTRA: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar(
+    "ufs_extra_families", default=()
+)
+
+
+def dataset_families() -> dict[str, str]:
+    """Data set → family: the registered families, and those of :func:`extra_families`."""
+    return {**REGISTERED_FAMILIES, **dict(_EXTRA.get())}
+
+
 def family_of(dataset: str) -> str:
-    """The family of ``dataset`` (:data:`DATASET_FAMILIES`; itself if not listed)."""
-    return DATASET_FAMILIES.get(dataset, dataset)
+    """The family of ``dataset`` (:func:`dataset_families`; itself if not listed)."""
+    return dataset_families().get(dataset, dataset)
+
+
+@contextlib.contextmanager
+def extra_families(families: Mapping[str, str] | None):
+    """Within the block, every view that counts one per family also merges the data sets
+    of ``families`` (data set → family: a config's ``family:`` entries,
+    :func:`ufs.datasets.families.config_families`), over the registered families."""
+    token = _EXTRA.set(tuple({**dict(_EXTRA.get()), **dict(families or {})}.items()))
+    try:
+        yield
+    finally:
+        _EXTRA.reset(token)
 
 
 def is_simulation(dataset: str) -> bool:
@@ -261,7 +267,7 @@ class View:
         return t, left_out
 
     def families(self) -> dict[str, str] | None:
-        return dict(DATASET_FAMILIES) if self.one_per_family else None
+        return dataset_families() if self.one_per_family else None
 
 
 PRIMARY = View("primary", "one data set per family, simulations apart")

@@ -162,6 +162,8 @@ rule summary:
         oracle_metric=ORACLE_METRIC,
         earlier=[f for files in SLICE.earlier.values() for f in files],
         note=slice_note(SLICE),
+        # the config's own families (``family:``): one per family in the rank comparisons
+        families=ufs.datasets.families.config_families(config),
     message:
         "summary: ranks across data sets, paired tests, solver failures, every table"
     script:

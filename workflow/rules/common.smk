@@ -2,6 +2,7 @@
 import os
 import re
 
+import ufs.datasets.families
 import ufs.pipeline.io
 import ufs.plugins
 import ufs.tracking

@@ -525,6 +525,23 @@ class _Handle:
     terminate = kill
 
 
+def dispatch_problem(workflow) -> str | None:
+    """Why :func:`install_dispatch` cannot hand jobs over in this Snakemake (the objects it
+    replaces or reads are missing: another version), or None when they are all there:
+    ``snakemake.script.PythonScript.execute_script``, the scheduler's executor's
+    ``cancel`` and ``snakemake.shell``'s table of running processes."""
+    try:
+        from snakemake.script import PythonScript
+        from snakemake.shell import shell
+
+        PythonScript.execute_script  # noqa: B018
+        workflow.scheduler._executor.cancel  # noqa: B018
+        shell._processes, shell._lock  # noqa: B018 - the table a killed job is found in
+    except (ImportError, AttributeError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
 def install_dispatch(workflow, config: dict | None) -> bool:
     """On a local run with warm workers on (:func:`enabled`), make Snakemake hand each
     ``script:`` job to a warm child itself, from its own process, instead of starting a
@@ -536,18 +553,17 @@ def install_dispatch(workflow, config: dict | None) -> bool:
     Snakemake runs them. Stopping Snakemake (Ctrl-C: its executor's ``cancel``; a job
     killed through ``snakemake.shell``) stops the dispatched jobs. Does nothing (False)
     off a local run, with warm workers off, or when Snakemake's objects do not look as
-    expected (another Snakemake version)."""
+    expected (another Snakemake version: :func:`dispatch_problem` says what is missing,
+    and the Snakefile warns)."""
     if not enabled(config) or not getattr(workflow, "local_exec", False):
         return False
-    try:
-        from snakemake.script import PythonScript
-        from snakemake.shell import shell
-
-        executor = workflow.scheduler._executor
-        cancel = executor.cancel
-        shell._processes, shell._lock  # noqa: B018 - the table a killed job is found in
-    except (ImportError, AttributeError):
+    if dispatch_problem(workflow) is not None:
         return False
+    from snakemake.script import PythonScript
+    from snakemake.shell import shell
+
+    executor = workflow.scheduler._executor
+    cancel = executor.cancel
     original = getattr(PythonScript.execute_script, "ufs_original", PythonScript.execute_script)
 
     def execute_script(self, fname, edit=False):

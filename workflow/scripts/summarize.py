@@ -29,6 +29,7 @@ warning = write_summary(
     oracle_metric=sm.params.oracle_metric,
     note=list(sm.params.note),
     out_details=sm.output.details,
+    families=dict(sm.params.families),
 )
 if warning:  # to the job's log; the Snakefile's onsuccess handler repeats it at the end
     print(warning, file=sys.stderr)

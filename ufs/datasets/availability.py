@@ -1,0 +1,119 @@
+"""Where each registered data set would come from on this machine, and fetching it ahead
+of a run (``ufs data list`` / ``ufs data fetch``).
+
+A data set's file is looked for in a mirror (``mirror_dir``, or ``UFS_MIRROR``), then in
+the cache (the workflow's ``<resources_dir>/cache``), then downloaded from its pinned public
+URL and checked against its sha256 (:func:`ufs.datasets.mirror.fetch_file`). So each data
+set is one of: *bundled* (scikit-learn's), *generated* (a simulation), *in mirror*,
+*cached*, *downloadable* (a pinned URL), *OpenML* (fetched on first use) or *manual* (no
+public download: the file must be placed by hand, where this module says).
+
+This module is not imported by the data steps (their code version, the lineage of every
+evaluation, hashes what those steps import).
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import mirror as M
+from .catalog import _fetch
+from .registry import available_datasets, get_dataset
+
+__all__ = ["DataState", "data_state", "data_states", "fetch", "default_mirror", "STATES"]
+
+#: every state, in the order ``ufs data list`` counts them
+STATES = (
+    "bundled",
+    "generated",
+    "in mirror",
+    "cached",
+    "downloadable",
+    "OpenML",
+    "manual",
+)
+
+
+@dataclass(frozen=True)
+class DataState:
+    """One data set's state: ``state`` (one of :data:`STATES`) and what it means here (a
+    path, a URL, or what to place where)."""
+
+    name: str
+    state: str
+    detail: str
+
+    @property
+    def available(self) -> bool:
+        """Whether a run can read it without the network."""
+        return self.state in ("bundled", "generated", "in mirror", "cached")
+
+
+def default_mirror(mirror: str | Path | None = None) -> str | None:
+    """``mirror``, else the environment's ``UFS_MIRROR``, else None."""
+    return str(mirror) if mirror else (os.environ.get("UFS_MIRROR") or None)
+
+
+def _remote_name(spec) -> str:
+    return Path(spec.url_member or urllib.parse.urlparse(spec.url).path).name if spec.url else ""
+
+
+def data_state(
+    name: str, *, mirror: str | Path | None = None, cache: str | Path | None = None
+) -> DataState:
+    """The state of the registered data set ``name`` with this ``mirror`` and ``cache``
+    (files are found by name; their sha256 is checked when a run or ``fetch`` reads them)."""
+    spec = get_dataset(name)
+    if spec.source == "sklearn":
+        return DataState(name, "bundled", "ships with scikit-learn")
+    if spec.source == "simulation":
+        return DataState(name, "generated", "generated from its seed")
+    cache_dir = Path(cache).expanduser() if cache else M.DEFAULT_CACHE
+    if spec.source == "openml":
+        return DataState(
+            name,
+            "OpenML",
+            f"OpenML data_id={spec.openml_id}, fetched on first use into {cache_dir / 'openml'}",
+        )
+    found = M.find_in_mirror(mirror, spec.filename) if spec.filename else None
+    if found is not None:
+        return DataState(name, "in mirror", str(found))
+    remote = _remote_name(spec)
+    if remote and (cache_dir / name / remote).is_file():
+        return DataState(name, "cached", str(cache_dir / name / remote))
+    if spec.url:
+        return DataState(name, "downloadable", spec.url)
+    where = f"<mirror>/{spec.filename}" if spec.filename else "a mirror"
+    home = f" from {spec.homepage}" if spec.homepage else ""
+    return DataState(name, "manual", f"no public download: obtain it{home} and place it at {where}")
+
+
+def data_states(
+    names: Iterable[str] | None = None,
+    *,
+    mirror: str | Path | None = None,
+    cache: str | Path | None = None,
+) -> list[DataState]:
+    """:func:`data_state` of each of ``names`` (default: every registered data set)."""
+    return [
+        data_state(n, mirror=mirror, cache=cache)
+        for n in (available_datasets() if names is None else names)
+    ]
+
+
+def fetch(
+    name: str, *, mirror: str | Path | None = None, cache: str | Path | None = None
+) -> Path:
+    """Download the file of the registered data set ``name`` into ``cache`` (or find it in
+    ``mirror``), sha256-checked (:func:`ufs.datasets.mirror.fetch_file`: written atomically;
+    a tampered file is refused and nothing is kept). ``ValueError`` for a data set with no
+    file to fetch (bundled, generated, OpenML); :class:`ufs.datasets.mirror.DownloadError`
+    when no source provides it."""
+    spec = get_dataset(name)
+    if not spec.filename:
+        raise ValueError(f"dataset {name!r} ({spec.source}) has no file to fetch")
+    return _fetch(spec, mirror, cache)  # the loaders' own path: mirror → cache → HTTPS
