@@ -133,3 +133,37 @@ def test_an_unknown_data_set_is_one_line(capsys):
     assert main(["data", "list", "no_such_set"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no_such_set" in err
+
+
+def test_unreachable_data_sets_are_named_with_what_to_do(tmp_path):
+    empty = tmp_path / "m"
+    empty.mkdir()
+    msg = A.unreachable_message({"20ng": "20ng", "wine": "wine", "yale": "yale"}, mirror=empty)
+    assert msg.startswith("data set(s) 20ng cannot be obtained here")
+    assert "<mirror>/20NG/20NG.mat" in msg and "offline_only=true" in msg
+    assert A.unreachable_message({"wine": "wine", "yale": "yale"}, mirror=empty) is None
+    assert A.unreachable_message({"20ng": "20ng"}, mirror=empty, done=["20ng"]) is None
+    (empty / "20NG").mkdir()
+    (empty / "20NG" / "20NG.mat").write_bytes(b"x")  # placed by hand: reachable
+    assert A.unreachable_message({"20ng": "20ng"}, mirror=empty) is None
+
+
+def test_a_run_that_cannot_reach_a_data_set_stops_before_any_job(tmp_path):
+    """Planned, not run: the workflow refuses at plan time, with one message, and no job
+    (not even a dry run's) is scheduled."""
+    from tests.workflow_helpers import run_snakemake, write_config
+
+    config = {
+        "output_dir": "results",
+        "resources_dir": "resources",
+        "mirror_dir": str(tmp_path / "empty_mirror"),
+        "mlflow": {"enabled": False},
+        "datasets": {"wine": {"h": [2]}, "20ng": {"h": [10]}},
+        "methods": {"random": {}},
+    }
+    (tmp_path / "empty_mirror").mkdir()
+    proc = run_snakemake(tmp_path, write_config(tmp_path, config), "-n", check=False)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "data set(s) 20ng cannot be obtained here" in log and "20NG/20NG.mat" in log
+    assert "Traceback" not in log and "Job stats" not in log

@@ -24,7 +24,15 @@ from . import mirror as M
 from .catalog import _fetch
 from .registry import available_datasets, get_dataset
 
-__all__ = ["DataState", "data_state", "data_states", "fetch", "default_mirror", "STATES"]
+__all__ = [
+    "DataState",
+    "data_state",
+    "data_states",
+    "fetch",
+    "default_mirror",
+    "unreachable_message",
+    "STATES",
+]
 
 #: every state, in the order ``ufs data list`` counts them
 STATES = (
@@ -117,3 +125,32 @@ def fetch(
     if not spec.filename:
         raise ValueError(f"dataset {name!r} ({spec.source}) has no file to fetch")
     return _fetch(spec, mirror, cache)  # the loaders' own path: mirror → cache → HTTPS
+
+
+def unreachable_message(
+    datasets: dict[str, str],
+    *,
+    mirror: str | Path | None = None,
+    cache: str | Path | None = None,
+    done: Iterable[str] = (),
+) -> str | None:
+    """Why a run cannot start: the data sets of ``datasets`` (instance → registered base)
+    that no source here provides (*manual*: not in the mirror nor the cache, no public
+    download), each with what to do; None when every one can be read or fetched. ``done``:
+    instances whose raw data is already on disk (they need no source)."""
+    done = set(done)
+    bad: dict[str, DataState] = {}
+    for inst, base in datasets.items():
+        if inst in done or base in bad:
+            continue
+        state = data_state(base, mirror=mirror, cache=cache)
+        if state.state == "manual":
+            bad[base] = state
+    if not bad:
+        return None
+    return (
+        f"data set(s) {', '.join(sorted(bad))} cannot be obtained here: "
+        + "; ".join(f"{n}: {s.detail}" for n, s in sorted(bad.items()))
+        + ". Give the folder as mirror_dir (--config mirror_dir=...), or leave them out "
+        "(--config offline_only=true, or only_datasets)"
+    )

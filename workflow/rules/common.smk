@@ -2,6 +2,7 @@
 import os
 import re
 
+import ufs.datasets.availability
 import ufs.datasets.families
 import ufs.pipeline.io
 import ufs.plugins
@@ -24,9 +25,21 @@ for _warning in PLAN.warnings:  # e.g. a plan larger than ufs.pipeline.config.LA
     logger.warning(_warning)
 
 if PLAN.skipped:
-    logger.warning(f"offline_only: skipping datasets not available offline: {PLAN.skipped}")
+    logger.warning(
+        f"offline_only: {len(PLAN.skipped)} data set(s) not available here are left out: "
+        f"{', '.join(PLAN.skipped)} (ufs data list says where each would come from)"
+    )
 OUT = config.get("output_dir", "results")
 RES = config.get("resources_dir", "resources")
+# a registered data set no source provides (manual, not placed) stops the run before any job
+_UNREACHABLE = ufs.datasets.availability.unreachable_message(
+    {d: i.base for d, i in PLAN.instances.items() if i.file is None},
+    mirror=config.get("mirror_dir") or None,
+    cache=f"{RES}/cache",
+    done=[d for d in PLAN.instances if os.path.exists(f"{RES}/raw/{d}.npz")],
+)
+if _UNREACHABLE:
+    raise WorkflowError(_UNREACHABLE)
 # methods given by import path (`class:`): every job registers them from the environment
 # (ufs.plugins.load_environment; local jobs and SLURM jobs inherit it)
 os.environ[ufs.plugins.CONFIG_METHODS_ENV] = ufs.plugins.config_methods_env(
