@@ -8,6 +8,7 @@ method once per setting. Printed per paper and method: CPU-h of the full grids, 
 grids thinned to at most 9 settings (``grid_max_settings: 9``, the benchmark's rule).
 
     python benchmarks/reproduction_cost.py [--archives benchmarks/results/benchmark.tar.xz ...]
+        [--write-model]   # also store the model every workflow run prices itself with
 
 The model is fitted on label-free fits (one setting per method and data set), but a grid's
 settings can cost more than the default: RUFS's 343 settings on Fashion-MNIST took 1.35
@@ -28,8 +29,8 @@ from pathlib import Path
 
 import yaml
 
-from ufs.pipeline.config import build_plan
 from ufs.pipeline.cost_estimate import fit_cost_model, fit_costs
+from ufs.pipeline.run_cost import MODEL_FILE, plan_cost, save_cost_model
 from ufs.report.archive_tables import report_inputs_from_archive
 from ufs.report.benchmark_report import load_run
 
@@ -83,34 +84,6 @@ def _grid_ratios(files: list[Path]) -> dict[str, list[float]]:
     return ratios
 
 
-def plan_cost(
-    model, config: dict, factors: dict[str, float] | None = None
-) -> dict[str, dict[str, float]]:
-    """method → {"cpu_s": predicted CPU seconds, "fits": number of fits, "unmodelled": 0/1}
-    for the plan of ``config`` (label-tuned settings of the oracle protocol); ``factors``:
-    each method's grid factor, applied to its settings when it has more than one."""
-    plan = build_plan(config, warn=False)
-    budget = float((config.get("jobs") or {}).get("fit_budget_seconds") or 600)
-    out: dict[str, dict[str, float]] = {}
-    for dataset, inst in plan.instances.items():
-        n, p, c = inst.n_samples, inst.n_features, inst.n_classes
-        for method in plan.settings:
-            settings = plan.dataset_settings(method, dataset)
-            row = out.setdefault(method, {"cpu_s": 0.0, "fits": 0, "unmodelled": 0})
-            if method not in model.coef:
-                row["unmodelled"] = 1
-                continue
-            factor = (factors or {}).get(method, 1.0) if len(settings) > 1 else 1.0
-            for _setting in settings:
-                for h in plan.fit_hs(method, dataset, plan.hkeys(method, dataset)[0]) or [None]:
-                    t = factor * model.predict(method, n, p, c, h)
-                    row["fits"] += 1
-                    row["cpu_s"] += min(t, budget)
-                    if t > budget:  # the setting's larger h are skipped (the workflow's rule)
-                        break
-    return out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -120,8 +93,18 @@ def main() -> None:
         help="archives whose fits the cost model is fitted on (default: the benchmark's)",
     )
     ap.add_argument("--mirror", default=str(REPO.parent / "shared" / "datasets"))
+    ap.add_argument(
+        "--write-model",
+        action="store_true",
+        help=f"write the fitted model to {MODEL_FILE.relative_to(REPO)}, the one every "
+        "workflow run prices itself with",
+    )
     args = ap.parse_args()
     model, factors = models_from_archives([Path(a) for a in args.archives])
+    if args.write_model:
+        names = ", ".join(Path(a).name for a in args.archives)
+        save_cost_model(model, factors, MODEL_FILE, f"label-free fits of {names}")
+        print(f"wrote {MODEL_FILE}")
     print(
         "grid factors (median grid-setting CPU / default's CPU): "
         + ", ".join(f"{m} {f:.2f}" for m, f in sorted(factors.items()))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATASETS = Path(os.environ.get("UFS_SHARED_DATASETS", REPO.parent / "shared" / "datasets"))
+
+# The suite never reads nor fills the user's data cache, nor a mirror of the machine
+# (ufs.datasets.locations): a test that wants one gives it. Set before any test (and every
+# workflow the tests start inherits it).
+os.environ.pop("UFS_MIRROR", None)
+os.environ["UFS_DATA"] = tempfile.mkdtemp(prefix="ufs-test-data-cache-")
 
 
 @pytest.fixture(autouse=True)

@@ -167,3 +167,103 @@ def test_a_run_that_cannot_reach_a_data_set_stops_before_any_job(tmp_path):
     assert proc.returncode != 0
     assert "data set(s) 20ng cannot be obtained here" in log and "20NG/20NG.mat" in log
     assert "Traceback" not in log and "Job stats" not in log
+
+
+def test_a_dry_run_says_what_it_costs_and_what_it_downloads(tmp_path):
+    """Every run, a dry run too, prints its cost line before it starts: the fit jobs, the
+    estimate, and a data set no mirror or cache holds here as one to download, with its
+    size."""
+    from tests.workflow_helpers import run_snakemake, write_config
+    from ufs.datasets.availability import download_size
+
+    config = {
+        "output_dir": "results",
+        "resources_dir": "resources",
+        "mirror_dir": str(tmp_path / "empty_mirror"),
+        "mlflow": {"enabled": False},
+        "datasets": {"wine": {"h": [2]}, "yale": {"h": [10]}},
+        "methods": {"max_variance": {}},
+    }
+    (tmp_path / "empty_mirror").mkdir()
+    proc = run_snakemake(tmp_path, write_config(tmp_path, config), "-n")
+    line = next(x for x in (proc.stdout + proc.stderr).splitlines() if "run cost:" in x)
+    assert "2 fit job(s) to run; about " in line, line
+    assert f"1 data set(s) to download ({download_size('yale') / 1e6:.1f} MB): yale" in line
+
+
+# -- ufs compare where the archive's data sets are not all here -----------------------------
+def test_a_placement_names_what_is_here_and_what_fetching_costs(tmp_path, monkeypatch):
+    """An archive of wine, digits and yale, placed in a clone with no mirror: the method
+    runs on wine and digits, the label-tuned data sets keep only those, the first line of
+    the report names the data sets placed and the two left out, and the missing sentence
+    says what --fetch would download (yale's size from the table); with --fetch yale is
+    placed too."""
+    from ufs.datasets.availability import download_size
+    from ufs.report.placement import placement_plan
+
+    monkeypatch.delenv("UFS_MIRROR", raising=False)
+    results = tmp_path / "results"
+    for d in ("wine", "digits", "yale"):
+        (results / "evaluations" / d).mkdir(parents=True)
+    methods = {"all_features": {}, "random": {}, "max_variance": {}}
+    config = {
+        "seed": 0,
+        "protocols": ["label_free", "oracle"],
+        "mirror_dir": "../shared/this-folder-is-not-here",
+        "offline_only": True,
+        "oracle_datasets": ["yale", "wine"],
+        "datasets": {
+            "wine": {"h": [2, 4]},
+            "digits": {"h": [5, 10]},
+            "yale": {"h": [10, 20]},
+            "orl": {"h": [10]},  # no evaluation in the archive: not the archive's
+        },
+        "methods": methods,
+    }
+    p = placement_plan("max_variance", config, results, archive_methods=methods)
+    assert p.archived == ["wine", "digits", "yale"] and p.placed == ["wine", "digits"]
+    assert p.missing == {"yale": "downloadable"} and p.mirror is None
+    assert p.config["oracle_datasets"] == ["wine"] and set(p.config["datasets"]) == {
+        "wine",
+        "digits",
+    }
+    assert p.scope_sentence().startswith(
+        "Placed on 2 of the archive's 3 data sets (wine, digits); not on yale"
+    )
+    assert f"yale (downloadable, {download_size('yale') / 1e6:.1f} MB)" in p.missing_sentence()
+    assert "--fetch downloads 1 of them" in p.missing_sentence()
+    assert p.cost.startswith("run cost: ") and "nothing to download" in p.cost
+    fetched = placement_plan("max_variance", config, results, archive_methods=methods, fetch=True)
+    assert fetched.placed == ["wine", "digits", "yale"] and not fetched.missing
+    assert "1 data set(s) to download" in fetched.cost and "yale" in fetched.cost
+    assert fetched.scope_sentence().startswith("Placed on all 3 data sets of the archive")
+
+
+def test_the_cost_line_counts_what_is_on_disk_and_prices_the_rest(tmp_path):
+    """The run-cost line: a chunk whose evaluation is on disk is kept and not priced;
+    an unknown method is named, not priced; the estimate grows with the data set."""
+    from ufs.pipeline.config import build_plan
+    from ufs.pipeline.run_cost import cost_line, load_cost_model, run_cost
+
+    cfg = {
+        "seed": 0,
+        "protocols": ["label_free"],
+        "datasets": {"wine": {"h": [2, 4]}, "digits": {"h": [5, 10]}},
+        "methods": {"max_variance": {}, "laplacian_score": {}},
+    }
+    plan = build_plan(cfg, warn=False)
+    model, factors, source = load_cost_model()
+    assert "benchmark" in source
+    full = run_cost(plan, cfg, tmp_path, model=model, factors=factors)
+    assert full.jobs == sum(len(plan.chunks(d)) for d in plan.instances) and full.kept == 0
+    assert full.cpu_hours > 0 and not full.unmodelled
+    chunk = next(iter(plan.chunks("digits")))
+    (tmp_path / "evaluations" / "digits").mkdir(parents=True)
+    (tmp_path / "evaluations" / "digits" / f"{chunk}.json").write_text("{}")
+    part = run_cost(plan, cfg, tmp_path, model=model, factors=factors)
+    assert (part.jobs, part.kept) == (full.jobs - 1, 1) and part.cpu_hours < full.cpu_hours
+    assert cost_line(part).startswith(f"run cost: {part.jobs} fit job(s) to run, 1 on disk kept")
+    model.coef.pop("laplacian_score")
+    other = run_cost(plan, cfg, tmp_path / "x", model=model, factors=factors)
+    assert other.unmodelled == {"laplacian_score"}
+    assert "the fits of laplacian_score not priced" in cost_line(other)

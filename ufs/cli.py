@@ -283,6 +283,7 @@ def _data_scope(args: argparse.Namespace) -> tuple[list[str] | None, str | None,
     and the cache ``ufs data`` looks at."""
     from .datasets import available_datasets
     from .datasets.availability import default_mirror
+    from .datasets.locations import data_cache
 
     config: dict = {}
     if args.config:
@@ -297,7 +298,7 @@ def _data_scope(args: argparse.Namespace) -> tuple[list[str] | None, str | None,
     if unknown:
         raise ValueError(f"not registered data sets: {', '.join(unknown)} (ufs data list)")
     mirror = default_mirror(args.mirror_dir or config.get("mirror_dir"))
-    cache = args.cache_dir or f"{config.get('resources_dir', 'resources')}/cache"
+    cache = args.cache_dir or data_cache(config)
     return names, mirror, cache
 
 
@@ -405,7 +406,15 @@ def _compare(args: argparse.Namespace) -> int:
     )
     try:
         done = compare_method(
-            args.method, args.archive, results, out, overlay=overlay, cores=args.cores
+            args.method,
+            args.archive,
+            results,
+            out,
+            overlay=overlay,
+            cores=args.cores,
+            mirror=args.mirror_dir,
+            fetch=args.fetch,
+            say=lambda line: print(line, flush=True),
         )
     except (ArchiveError, ConfigError, PluginError, FileNotFoundError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -494,7 +503,7 @@ def _add_data(sub) -> None:
     data.add_argument(
         "--config",
         default=None,
-        help="a workflow config: its data sets, mirror_dir and resources_dir (default: every "
+        help="a workflow config: its data sets, mirror_dir and data_cache (default: every "
         "registered data set)",
     )
     data.add_argument(
@@ -503,7 +512,8 @@ def _add_data(sub) -> None:
     data.add_argument(
         "--cache-dir",
         default=None,
-        help="the download cache (default: the config's <resources_dir>/cache, resources/cache)",
+        help="the download cache (default: the config's data_cache, else UFS_DATA, else the "
+        "user cache folder)",
     )
 
 
@@ -699,6 +709,16 @@ def _add_benchmark_archive(sub) -> None:
     cmp.add_argument("--results", default=None, help="results folder (results/compare-<method>)")
     cmp.add_argument("--out", default=None, help="the report (<results>.md)")
     cmp.add_argument("--cores", type=int, default=2, help="Snakemake cores (%(default)s)")
+    cmp.add_argument(
+        "--mirror-dir", default=None, help="a mirror folder of the data sets (or UFS_MIRROR)"
+    )
+    cmp.add_argument(
+        "--fetch",
+        action="store_true",
+        help="download the archive's data sets this machine lacks (into the data cache) and "
+        "place the method on them too; without it, the method is placed on the data sets "
+        "here, and the report says which",
+    )
     res = sub.add_parser(
         "benchmark-restore",
         help="restore a results archive so that the workflow resumes without re-fitting",

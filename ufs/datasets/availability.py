@@ -14,6 +14,7 @@ evaluation, hashes what those steps import).
 
 from __future__ import annotations
 
+import json
 import os
 import urllib.parse
 from collections.abc import Iterable
@@ -31,8 +32,14 @@ __all__ = [
     "fetch",
     "default_mirror",
     "unreachable_message",
+    "download_size",
+    "measure_download_sizes",
     "STATES",
 ]
+
+#: bytes of each pinned download, measured on the project's mirror
+#: (:func:`measure_download_sizes`; a data set missing here has a size not known ahead)
+SIZES_FILE = Path(__file__).with_name("download_sizes.json")
 
 #: every state, in the order ``ufs data list`` counts them
 STATES = (
@@ -113,9 +120,7 @@ def data_states(
     ]
 
 
-def fetch(
-    name: str, *, mirror: str | Path | None = None, cache: str | Path | None = None
-) -> Path:
+def fetch(name: str, *, mirror: str | Path | None = None, cache: str | Path | None = None) -> Path:
     """Download the file of the registered data set ``name`` into ``cache`` (or find it in
     ``mirror``), sha256-checked (:func:`ufs.datasets.mirror.fetch_file`: written atomically;
     a tampered file is refused and nothing is kept). ``ValueError`` for a data set with no
@@ -154,3 +159,35 @@ def unreachable_message(
         + ". Give the folder as mirror_dir (--config mirror_dir=...), or leave them out "
         "(--config offline_only=true, or only_datasets)"
     )
+
+
+def download_size(name: str) -> int | None:
+    """Bytes of the pinned download of data set ``name`` (:data:`SIZES_FILE`); None when
+    not known ahead (an OpenML set, a zip archive's member)."""
+    if not hasattr(download_size, "_table"):
+        download_size._table = json.loads(SIZES_FILE.read_text(encoding="utf-8"))
+    return download_size._table.get(name)
+
+
+def measure_download_sizes(mirror: str | Path) -> dict[str, int]:
+    """The size of each pinned download, read off a mirror: the mirror's file when the
+    download is that file (same sha256), its decompressed content when the mirror holds
+    the download gzipped (checked by the download's sha256); a zip member's archive is not
+    measurable from the mirror and is left out. Writes nothing (``SIZES_FILE`` is this
+    dictionary as JSON)."""
+    import gzip
+    import hashlib
+
+    out: dict[str, int] = {}
+    for name in available_datasets():
+        spec = get_dataset(name)
+        found = M.find_in_mirror(mirror, spec.filename) if (spec.url and spec.filename) else None
+        if found is None:
+            continue
+        if not spec.url_sha256 or spec.url_sha256 == spec.sha256:
+            out[name] = found.stat().st_size
+        elif not spec.url_member and found.suffix == ".gz":
+            raw = gzip.decompress(found.read_bytes())
+            if hashlib.sha256(raw).hexdigest() == spec.url_sha256:
+                out[name] = len(raw)
+    return dict(sorted(out.items()))

@@ -476,9 +476,20 @@ def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
     _require(bool(datasets), "datasets", "at least one dataset is required")
     offline_missing: set[str] = set()
     if str(config.get("offline_only", False)).lower() == "true":
-        from ..datasets import datasets_needing_network
+        # what can be read here without the network: bundled, generated, in the mirror
+        # or in the cache (ufs.datasets.availability, ufs.datasets.locations)
+        from ..datasets.availability import data_state
+        from ..datasets.locations import data_cache, data_mirror
+        from ..datasets.registry import available_datasets
 
-        offline_missing = set(datasets_needing_network(config.get("mirror_dir") or None))
+        registered, mirror, cache = set(available_datasets()), data_mirror(config), data_cache(config)
+        offline_missing = {
+            name
+            for name, entry in datasets.items()
+            if "file" not in (entry or {})
+            and name in registered
+            and not data_state(name, mirror=mirror, cache=cache).available
+        }
     for name, entry in datasets.items():
         if name in offline_missing:
             plan.skipped.append(name)

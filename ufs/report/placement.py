@@ -22,6 +22,7 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,15 @@ from ..stats import ranking
 from . import rank_report
 from .answer import resolution_sentence
 
-__all__ = ["compare_method", "cpu_seconds", "cpu_text", "standing_markdown", "job_counts"]
+__all__ = [
+    "compare_method",
+    "placement_plan",
+    "PlacementPlan",
+    "cpu_seconds",
+    "cpu_text",
+    "standing_markdown",
+    "job_counts",
+]
 
 _TITLES = {"label_free": "label-free", "oracle": "label-tuned"}
 
@@ -226,6 +235,119 @@ def job_counts(log: str) -> dict[str, dict[str, int]]:
     return out
 
 
+@dataclass
+class PlacementPlan:
+    """Where ``ufs compare`` can place a method here (:func:`placement_plan`): the
+    archive's data sets it runs on (``placed``) and those it cannot (``missing``: data set
+    → its state, ``manual``, ``downloadable`` or ``OpenML``, and what fetching means), the
+    config of the run, and the one-line cost of the run (:mod:`ufs.pipeline.run_cost`)."""
+
+    config: dict[str, Any]
+    archived: list[str]
+    placed: list[str]
+    missing: dict[str, str]
+    mirror: str | None
+    cache: str
+    cost: str = ""
+    sizes: dict[str, int] = field(default_factory=dict)  # bytes of a missing download
+
+    def missing_sentence(self) -> str:
+        """What this machine lacks and what fetching it costs ("" when nothing)."""
+        if not self.missing:
+            return ""
+        sizes = [b for d, b in self.sizes.items() if d in self.missing]
+        fetchable = [d for d, v in self.missing.items() if not v.startswith("manual")]
+        return (
+            "not here: "
+            + "; ".join(
+                f"{d} ({v}" + (f", {self.sizes[d] / 1e6:.1f} MB)" if d in self.sizes else ")")
+                for d, v in sorted(self.missing.items())
+            )
+            + (
+                f". --fetch downloads {len(fetchable)} of them"
+                + (f" (at least {sum(sizes) / 1e6:.1f} MB)" if sizes else "")
+                + " into the data cache "
+                + self.cache
+                if fetchable
+                else ""
+            )
+        )
+
+    def scope_sentence(self) -> str:
+        """The report's first line: which data sets the method is placed on."""
+        if not self.missing:
+            return (
+                f"Placed on all {len(self.archived)} data sets of the archive: "
+                f"{', '.join(self.placed)}."
+            )
+        return (
+            f"Placed on {len(self.placed)} of the archive's {len(self.archived)} data sets "
+            f"({', '.join(self.placed)}); not on {', '.join(sorted(self.missing))}, which "
+            "this machine does not have (`ufs compare --fetch` downloads the downloadable "
+            "ones first). Every method is compared on the placed data sets only."
+        )
+
+
+def placement_plan(
+    name: str,
+    config: dict[str, Any],
+    results_dir: str | Path,
+    *,
+    archive_methods: dict[str, Any],
+    mirror: str | None = None,
+    fetch: bool = False,
+) -> PlacementPlan:
+    """The data sets of the archived benchmark (those with an evaluation in
+    ``results_dir``) that this machine has — bundled, generated, in the mirror, in the
+    cache, or (``fetch``) downloadable — and the config that runs ``name`` on them alone:
+    ``oracle_datasets`` keeps those placed, the mirror is this machine's (``mirror``, else
+    ``UFS_MIRROR``, else the archive's own folder when it exists here)."""
+    from ..datasets.availability import data_state, download_size
+    from ..datasets.locations import data_cache, data_mirror
+    from ..pipeline.run_cost import cost_line, run_cost
+
+    results_dir = Path(results_dir)
+    own = str(config.get("mirror_dir") or "")
+    mirror = mirror or data_mirror({}) or (own if own and Path(own).is_dir() else None)
+    cache = data_cache(config)
+    full = {**config, "offline_only": False, "mirror_dir": mirror or ""}
+    archived = _archived_datasets({**full, "methods": archive_methods}, results_dir)
+    placed, missing, to_fetch, sizes = [], {}, [], {}
+    for d in archived:
+        if "file" in (archived[d] or {}):
+            placed.append(d)
+            continue
+        state = data_state(d, mirror=mirror, cache=cache)
+        if state.available or (fetch and state.state in ("downloadable", "OpenML")):
+            placed.append(d)
+            if not state.available:
+                to_fetch.append(d)
+            continue
+        missing[d] = state.state
+        if download_size(d):
+            sizes[d] = download_size(d)
+    if not placed:
+        raise FileNotFoundError(
+            f"none of the archive's data sets is on this machine ({', '.join(sorted(missing))}): "
+            "give a mirror (--mirror-dir or UFS_MIRROR), or download them with --fetch"
+        )
+    run = {**full, "datasets": {d: archived[d] for d in placed}}
+    if run.get("oracle_datasets") is not None:
+        run["oracle_datasets"] = [d for d in run["oracle_datasets"] if d in placed]
+    out = PlacementPlan(run, list(archived), placed, missing, mirror, cache, sizes=sizes)
+    try:
+        from ..pipeline.config import build_plan
+
+        plan = build_plan(
+            {**run, "methods": {**archive_methods, name: {}}, "only_methods": [name]},
+            warn=False,
+        )
+        out.cost = cost_line(run_cost(plan, run, results_dir, fetch=to_fetch))
+    except Exception as exc:  # a method known only to the workflow's processes
+        out.cost = f"run cost: not estimated here ({type(exc).__name__}: {exc})"
+    return out
+
+
 def compare_method(
     name: str,
     archive: str | Path,
@@ -237,12 +359,18 @@ def compare_method(
     img_dir: str | Path | None = None,
     snakefile: str | Path | None = None,
     extra: list[str] = (),
+    mirror: str | None = None,
+    fetch: bool = False,
+    say=None,
 ) -> dict[str, Any]:
     """Place method ``name`` in the benchmark of ``archive`` (module docstring): restore
     the archive into ``results_dir`` (unless it holds evaluations already), run the
     workflow on the archive's config with ``overlay`` merged (it may define
-    ``methods.<name>``; default ``{name: {}}``) sliced to ``name``, and write the report
-    ``out_md``. Returns ``{"jobs", "cpu", "full_cpu", "report"}``."""
+    ``methods.<name>``; default ``{name: {}}``) sliced to ``name`` on the archive's data
+    sets this machine has (:func:`placement_plan`; ``fetch``: downloading what can be),
+    and write the report ``out_md``, whose first line names the data sets. ``say``: called
+    with the plan's lines before the run starts. Returns ``{"jobs", "cpu", "full_cpu",
+    "report", "placement"}``."""
     import yaml
 
     from ..pipeline.archive import read_archive, restore_archive
@@ -260,11 +388,18 @@ def compare_method(
     config["mlflow"] = {**(config.get("mlflow") or {}), "enabled": enabled}
     if not any(results_dir.glob("evaluations/*/*.json")):
         restore_archive(archive, results_dir)
-    # the archive's data sets only: a data set the config gained since (no other method
-    # has a result there) would place the method against nobody. Planned with the
+    # the archive's data sets only (a data set the config gained since would place the
+    # method against nobody), and of those the ones this machine has. Planned with the
     # archive's own methods: the new one may be known only to the workflow's processes
     # (an import path, or a plugin on their PYTHONPATH)
-    config["datasets"] = _archived_datasets({**config, "methods": base["methods"]}, results_dir)
+    placement = placement_plan(
+        name, config, results_dir, archive_methods=base["methods"], mirror=mirror, fetch=fetch
+    )
+    if say is not None:
+        for line in (placement.scope_sentence(), placement.missing_sentence(), placement.cost):
+            if line:
+                say(line)
+    config = placement.config
     full_cpu = cpu_seconds(results_dir)
     report_cfg = results_dir.parent / f"{results_dir.name}.config.yaml"
     run_cfg = results_dir.parent / f"{results_dir.name}.run.yaml"
@@ -280,8 +415,16 @@ def compare_method(
         raise RuntimeError(f"the workflow failed ({proc.returncode}); its log:\n{log[-4000:]}")
     jobs = job_counts(log)
     cpu = cpu_seconds(results_dir, name)
-    report = _report(name, results_dir, report_cfg, Path(out_md), img_dir, cpu, full_cpu, jobs)
-    return {"jobs": jobs, "cpu": cpu, "full_cpu": full_cpu, "report": report}
+    report = _report(
+        name, results_dir, report_cfg, Path(out_md), img_dir, cpu, full_cpu, jobs, placement
+    )
+    return {
+        "jobs": jobs,
+        "cpu": cpu,
+        "full_cpu": full_cpu,
+        "report": report,
+        "placement": placement,
+    }
 
 
 def _archived_datasets(config: dict[str, Any], results_dir: Path) -> dict[str, Any]:
@@ -294,7 +437,9 @@ def _archived_datasets(config: dict[str, Any], results_dir: Path) -> dict[str, A
     return {k: v for k, v in config["datasets"].items() if k in bases}
 
 
-def _report(name, results_dir, config_path, out_md, img_dir, cpu, full_cpu, jobs) -> str:
+def _report(
+    name, results_dir, config_path, out_md, img_dir, cpu, full_cpu, jobs, placement=None
+) -> str:
     """The benchmark report with the method added, opened by :func:`standing_markdown` on
     the report's own statistics (computed once)."""
     from .benchmark_report import benchmark_report
@@ -304,7 +449,9 @@ def _report(name, results_dir, config_path, out_md, img_dir, cpu, full_cpu, jobs
         flags = mine["status"].value_counts().to_dict() if "status" in mine else {}
         flags.pop("ok", None)
         fitted = ", ".join(f"{m}: {n}" for m, n in sorted(jobs["fit"].items())) or "none"
+        scope = [placement.scope_sentence(), ""] if placement is not None else []
         return [
+            *scope,
             "Generated by `ufs compare`; the statistics are those of `docs/benchmark.md` (the "
             "same primary view and tests), with this method added. Fit jobs of this run, per "
             f"method: {fitted}.",

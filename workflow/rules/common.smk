@@ -4,7 +4,9 @@ import re
 
 import ufs.datasets.availability
 import ufs.datasets.families
+import ufs.datasets.locations
 import ufs.pipeline.io
+import ufs.pipeline.run_cost
 import ufs.plugins
 import ufs.tracking
 from snakemake.exceptions import WorkflowError
@@ -13,6 +15,11 @@ from ufs.pipeline.lineage import PlanLineage
 from ufs.pipeline.slices import full_config, slice_note, slice_view
 from ufs.pipeline.user_data import check_user_files
 
+# the mirror and the download cache are the machine's (ufs.datasets.locations): a mirror
+# given by UFS_MIRROR is the config's mirror_dir for every rule, as if given with --config
+if not config.get("mirror_dir") and ufs.datasets.locations.data_mirror(config):
+    config["mirror_dir"] = ufs.datasets.locations.data_mirror(config)
+DATA_CACHE = ufs.datasets.locations.data_cache(config)
 try:
     PLAN = build_plan(config, warn=False)
     # a user's own data file is read in full here, so that a bad value stops the run before
@@ -35,11 +42,27 @@ RES = config.get("resources_dir", "resources")
 _UNREACHABLE = ufs.datasets.availability.unreachable_message(
     {d: i.base for d, i in PLAN.instances.items() if i.file is None},
     mirror=config.get("mirror_dir") or None,
-    cache=f"{RES}/cache",
+    cache=DATA_CACHE,
     done=[d for d in PLAN.instances if os.path.exists(f"{RES}/raw/{d}.npz")],
 )
 if _UNREACHABLE:
     raise WorkflowError(_UNREACHABLE)
+# one line before the run starts: fit jobs left and kept, CPU-h by the cost model, and the
+# data sets to download with their size (ufs.pipeline.run_cost)
+_TO_FETCH = [
+    d
+    for d, i in PLAN.instances.items()
+    if i.file is None
+    and not os.path.exists(f"{RES}/raw/{d}.npz")
+    and not ufs.datasets.availability.data_state(
+        i.base, mirror=config.get("mirror_dir") or None, cache=DATA_CACHE
+    ).available
+]
+logger.info(
+    ufs.pipeline.run_cost.cost_line(
+        ufs.pipeline.run_cost.run_cost(PLAN, config, OUT, fetch=_TO_FETCH)
+    )
+)
 # methods given by import path (`class:`): every job registers them from the environment
 # (ufs.plugins.load_environment; local jobs and SLURM jobs inherit it)
 os.environ[ufs.plugins.CONFIG_METHODS_ENV] = ufs.plugins.config_methods_env(

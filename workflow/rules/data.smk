@@ -17,7 +17,7 @@ rule download:
         base=lambda w: PLAN.instances[w.dataset].base,
         seed=lambda w: PLAN.instances[w.dataset].seed,
         mirror=config.get("mirror_dir", ""),
-        cache=f"{RES}/cache",
+        cache=DATA_CACHE,
         code=lambda w: LINEAGE.data_code(w.dataset),
     message:
         "download {wildcards.dataset} (registered data set {params.base})"
@@ -49,7 +49,7 @@ rule download_file:
         base=lambda w: PLAN.instances[w.dataset].base,
         seed=lambda w: PLAN.instances[w.dataset].seed,
         mirror=config.get("mirror_dir", ""),
-        cache=f"{RES}/cache",
+        cache=DATA_CACHE,
         file=lambda w: file_version(w.dataset),
         code=lambda w: LINEAGE.data_code(w.dataset),
     message:

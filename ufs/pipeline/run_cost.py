@@ -1,0 +1,195 @@
+"""What a run will cost, said before it starts: one line printed by every workflow run
+(and dry run) — the fit jobs still to do and those whose evaluation is on disk (kept, not
+re-run), the CPU hours the cost model predicts for what is left, and the data sets to
+download with their size.
+
+The cost model is :mod:`ufs.pipeline.cost_estimate`'s, fitted on the label-free fits of
+the benchmark archive (``benchmarks/results/benchmark.tar.xz``) and stored as
+:data:`MODEL_FILE` (``python benchmarks/reproduction_cost.py --write-model``), with each
+method's *grid factor* (how much more its label-tuned settings cost than its default).
+A task is priced fit by fit under the config's budget rule: a subset method at each of its
+h values until one is predicted over the budget (the larger h are then skipped, the
+workflow's rule), a ranking or full method once; every task's k-means evaluation by the
+k-means model. A method without a model (a plugin, a data set of unknown shape) is named,
+not priced. The figure is an extrapolation, a rough one: the model's leave-one-data-set-out
+error is in the benchmark report.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..fileio import write_text
+from .cost_estimate import CostModel
+
+__all__ = [
+    "MODEL_FILE",
+    "RunCost",
+    "load_cost_model",
+    "save_cost_model",
+    "plan_cost",
+    "run_cost",
+    "cost_line",
+]
+
+#: the cost model the workflow prices runs with
+MODEL_FILE = Path(__file__).with_name("cost_model.json")
+
+
+def save_cost_model(
+    model: CostModel, factors: dict[str, float], path: str | Path, source: str
+) -> None:
+    """Write ``model`` and the grid ``factors`` as JSON (``source``: what it was fitted on)."""
+    doc = {
+        "source": source,
+        "form": dict(sorted(model.form.items())),
+        "coef": {m: [float(x) for x in c] for m, c in sorted(model.coef.items())},
+        "loo_log_error": {m: float(e) for m, e in sorted(model.loo_log_error.items())},
+        "grid_factors": dict(sorted(factors.items())),
+    }
+    write_text(path, json.dumps(doc, indent=1) + "\n")
+
+
+def load_cost_model(path: str | Path = MODEL_FILE) -> tuple[CostModel, dict[str, float], str]:
+    """``(model, grid factors, source)`` from :func:`save_cost_model`'s file."""
+    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    model = CostModel(
+        coef={m: np.asarray(c, dtype=float) for m, c in doc["coef"].items()},
+        form=dict(doc["form"]),
+        loo_log_error=dict(doc.get("loo_log_error") or {}),
+    )
+    return model, dict(doc.get("grid_factors") or {}), str(doc.get("source", ""))
+
+
+def _fit_cpu(model: CostModel, method: str, n, p, c, hs, factor: float, budget: float) -> float:
+    """Predicted CPU seconds of one setting's fits at ``hs`` (``[None]``: one fit)."""
+    total = 0.0
+    for h in hs:
+        t = factor * model.predict(method, n, p, c, h)
+        total += min(t, budget)
+        if t > budget:  # the setting's larger h are skipped (the workflow's rule)
+            break
+    return total
+
+
+def plan_cost(
+    model: CostModel, config: dict, factors: dict[str, float] | None = None, plan=None
+) -> dict[str, dict[str, float]]:
+    """method → ``{"cpu_s", "fits", "unmodelled"}``: the predicted fit CPU seconds of the
+    plan of ``config`` (every protocol's settings), its number of fits, and 1 when the
+    method has no model; ``factors`` multiply a method's settings when it has several."""
+    from .config import build_plan
+
+    plan = plan or build_plan(config, warn=False)
+    budget = float((config.get("jobs") or {}).get("fit_budget_seconds") or 600)
+    out: dict[str, dict[str, float]] = {}
+    for dataset, inst in plan.instances.items():
+        n, p, c = inst.n_samples, inst.n_features, inst.n_classes
+        for method in plan.settings:
+            settings = plan.dataset_settings(method, dataset)
+            row = out.setdefault(method, {"cpu_s": 0.0, "fits": 0, "unmodelled": 0})
+            if method not in model.coef or n is None or c is None:
+                row["unmodelled"] = 1
+                continue
+            factor = (factors or {}).get(method, 1.0) if len(settings) > 1 else 1.0
+            hs = plan.fit_hs(method, dataset, plan.hkeys(method, dataset)[0]) or [None]
+            for _setting in settings:
+                row["fits"] += len(hs)
+                row["cpu_s"] += _fit_cpu(model, method, n, p, c, hs, factor, budget)
+    return out
+
+
+@dataclass
+class RunCost:
+    """What is left of a run (:func:`run_cost`)."""
+
+    jobs: int = 0  # fit jobs (chunks) whose evaluation is not on disk
+    kept: int = 0  # fit jobs whose evaluation is on disk: not re-run
+    fit_cpu_s: float = 0.0
+    kmeans_cpu_s: float = 0.0
+    unmodelled: set[str] = field(default_factory=set)
+    fetch: dict[str, int | None] = field(default_factory=dict)  # data set → bytes (None: unknown)
+
+    @property
+    def cpu_hours(self) -> float:
+        return (self.fit_cpu_s + self.kmeans_cpu_s) / 3600
+
+
+def run_cost(
+    plan,
+    config: dict[str, Any],
+    output_dir: str | Path,
+    *,
+    model: CostModel | None = None,
+    factors: dict[str, float] | None = None,
+    fetch: Iterable[str] = (),
+) -> RunCost:
+    """Price the fit jobs of ``plan`` whose evaluation (``<output_dir>/evaluations/<data
+    set>/<chunk>.json``) is not on disk; ``fetch``: the data sets the run downloads."""
+    from ..datasets.availability import download_size
+
+    if model is None:
+        model, factors, _ = load_cost_model()
+    budget = float((config.get("jobs") or {}).get("fit_budget_seconds") or 600)
+    out = RunCost(fetch={d: download_size(d) for d in sorted(set(fetch))})
+    root = Path(output_dir) / "evaluations"
+    for dataset, inst in plan.instances.items():
+        n, p, c = inst.n_samples, inst.n_features, inst.n_classes
+        for chunk, tasks in plan.chunks(dataset).items():
+            if (root / dataset / f"{chunk}.json").is_file():
+                out.kept += 1
+                continue
+            out.jobs += 1
+            for task in tasks:
+                if n is None or c is None:  # a data set of unknown shape
+                    out.unmodelled.add(task.method)
+                    continue
+                hs = list(task.hs)
+                if task.method not in model.coef:  # its fits unpriced, its k-means priced
+                    out.unmodelled.add(task.method)
+                else:
+                    several = len(plan.dataset_settings(task.method, dataset)) > 1
+                    factor = (factors or {}).get(task.method, 1.0) if several else 1.0
+                    out.fit_cpu_s += _fit_cpu(model, task.method, n, p, c, hs, factor, budget)
+                if "<kmeans>" in model.coef:
+                    total_h = float(sum(h for h in hs if h is not None) or sum(inst.hs))
+                    out.kmeans_cpu_s += model.predict("<kmeans>", n, p, c, total_h)
+    return out
+
+
+def _size(nbytes: int) -> str:
+    return f"{nbytes / 1e6:.1f} MB" if nbytes >= 1e5 else f"{nbytes / 1e3:.0f} kB"
+
+
+def cost_line(cost: RunCost) -> str:
+    """The one line a run prints before it starts."""
+    parts = [
+        f"{cost.jobs} fit job(s) to run" + (f", {cost.kept} on disk kept" if cost.kept else "")
+    ]
+    if cost.jobs:
+        hours = cost.cpu_hours
+        secs = hours * 3600
+        est = f"{hours:.2f} CPU-h" if hours >= 0.01 else f"{max(secs, 1):.0f} CPU-s"
+        est = est if secs >= 1 else "under 1 CPU-s"
+        parts.append(f"about {est} by the cost model (fits and k-means)")
+        if cost.unmodelled:
+            parts.append(
+                f"the fits of {', '.join(sorted(cost.unmodelled))} not priced (no cost model)"
+            )
+    if cost.fetch:
+        known = [b for b in cost.fetch.values() if b is not None]
+        unknown = sum(b is None for b in cost.fetch.values())
+        size = " + ".join(
+            ([_size(sum(known))] if known else [])
+            + ([f"{unknown} of unknown size"] if unknown else [])
+        )
+        parts.append(f"{len(cost.fetch)} data set(s) to download ({size}): {', '.join(cost.fetch)}")
+    else:
+        parts.append("nothing to download")
+    return "run cost: " + "; ".join(parts)
