@@ -267,3 +267,21 @@ def test_the_cost_line_counts_what_is_on_disk_and_prices_the_rest(tmp_path):
     other = run_cost(plan, cfg, tmp_path / "x", model=model, factors=factors)
     assert other.unmodelled == {"laplacian_score"}
     assert "the fits of laplacian_score not priced" in cost_line(other)
+
+
+def test_a_run_over_another_configs_report_says_which_report_it_replaces(tmp_path):
+    """A config of its own in the default folder after the default run: the run warns,
+    before it starts, that it writes over that report, naming the data sets it drops;
+    the same config again (a resumed run) does not."""
+    from ufs.pipeline.run_cost import replaced_report
+
+    out = tmp_path / "results"
+    (out / "tables").mkdir(parents=True)
+    (out / "summary.md").write_text("# a report")
+    for d in ("wine", "digits"):
+        (out / "tables" / f"{d}.csv").write_text("x")
+    said = replaced_report(out, {"my_data"})
+    assert said is not None and "digits, wine, not in this config" in said
+    assert f"--config output_dir={out}/<name>" in said
+    assert replaced_report(out, {"wine", "digits", "my_data"}) is None
+    assert replaced_report(tmp_path / "elsewhere", {"my_data"}) is None

@@ -3,7 +3,6 @@ from the benchmark archive's fits, the download sizes from the mirror."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -14,17 +13,14 @@ from ufs.datasets.availability import SIZES_FILE, measure_download_sizes
 from ufs.pipeline.run_cost import load_cost_model
 
 from .conftest import REPO, SHARED_DATASETS
+from .workflow_helpers import benchmark_script
 
 ARCHIVE = REPO / "benchmarks" / "results" / "benchmark.tar.xz"
 
 
 @pytest.mark.slow
 def test_the_stored_cost_model_is_the_archives_fit():
-    spec = importlib.util.spec_from_file_location(
-        "reproduction_cost", REPO / "benchmarks" / "reproduction_cost.py"
-    )
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = benchmark_script("reproduction_cost")
     model, factors = script.models_from_archives([ARCHIVE])
     stored, stored_factors, source = load_cost_model()
     assert "benchmark.tar.xz" in source

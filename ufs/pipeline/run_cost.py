@@ -36,6 +36,7 @@ __all__ = [
     "plan_cost",
     "run_cost",
     "cost_line",
+    "replaced_report",
 ]
 
 #: the cost model the workflow prices runs with
@@ -193,3 +194,22 @@ def cost_line(cost: RunCost) -> str:
     else:
         parts.append("nothing to download")
     return "run cost: " + "; ".join(parts)
+
+
+def replaced_report(output_dir: str | Path, datasets: Iterable[str]) -> str | None:
+    """A warning when this run writes its summary over another run's: ``<output_dir>``
+    holds a ``summary.md`` and the tables of data sets this run's config does not have
+    (``datasets``: the registered or file names of the whole config's data sets, a
+    slice's included; tables are named by them), so
+    the new summary would drop them. None otherwise (a resumed or extended run)."""
+    out = Path(output_dir)
+    if not (out / "summary.md").is_file():
+        return None
+    others = sorted({p.stem for p in (out / "tables").glob("*.csv")} - set(datasets))
+    if not others:
+        return None
+    return (
+        f"this run writes its report over {out / 'summary.md'} (and its tables and figures), "
+        f"which also covers {', '.join(others)}, not in this config: give this run its own "
+        f"folder (--config output_dir={out}/<name>, and mlflow.experiment) to keep that report"
+    )

@@ -71,7 +71,14 @@ os.environ[ufs.plugins.CONFIG_METHODS_ENV] = ufs.plugins.config_methods_env(
 # A sliced run (only_methods, only_datasets) builds its tables from every evaluation of the
 # whole config on disk and says what they leave out (ufs.pipeline.slices).
 _FULL = full_config(config)
-SLICE = slice_view(config, PLAN, build_plan(_FULL, warn=False) if _FULL else None, OUT)
+_FULL_PLAN = build_plan(_FULL, warn=False) if _FULL else None
+SLICE = slice_view(config, PLAN, _FULL_PLAN, OUT)
+# a run that would write its summary over another config's report says so first
+_REPLACED = ufs.pipeline.run_cost.replaced_report(
+    OUT, {i.base for i in (_FULL_PLAN or PLAN).instances.values()}
+)
+if _REPLACED:
+    logger.warning(_REPLACED)
 
 # Intermediate files cut short after they were written keep their mtime: Snakemake would
 # never rebuild them, and a later step would read them.
