@@ -190,6 +190,8 @@ def _tables(workdir: Path) -> dict:
 
     out = {}
     for f in sorted((workdir / "results" / "tables").glob("*.csv")):
+        if f.name.startswith("."):  # an atomic write's temporary file: check() names it
+            continue
         df = pd.read_csv(f).drop(columns=["fit_seconds", "fit_cpu_seconds"], errors="ignore")
         out[f.stem] = df.sort_values(["protocol", "method", "h", "pid"]).reset_index(drop=True)
     return out
