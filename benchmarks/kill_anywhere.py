@@ -44,6 +44,8 @@ from pathlib import Path
 
 import yaml
 
+from ufs.pipeline.scheduling import one_blas_thread_env, workflow_command
+
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
 
@@ -68,27 +70,8 @@ CONFIG = {
 }
 
 
-def _env() -> dict[str, str]:
-    e = dict(os.environ)
-    e.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    return e
-
-
 def _snakemake(workdir: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(SNAKEFILE),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(workdir / "config.yaml"),
-        "--cores",
-        "2",
-        *extra,
-    ]
+    return workflow_command(SNAKEFILE, workdir / "config.yaml", 2, *extra, directory=workdir)
 
 
 def _archive_cmd(workdir: Path) -> list[str]:
@@ -123,7 +106,7 @@ def start(workdir: Path, resume: bool, log: Path) -> subprocess.Popen:
         ["/bin/sh", "-c", _episode_cmd(workdir, resume)],
         stdout=out,
         stderr=subprocess.STDOUT,
-        env=_env(),
+        env=one_blas_thread_env(),
         cwd=REPO,
         start_new_session=True,  # Snakemake, its jobs and its warm workers: one group
     )

@@ -60,6 +60,8 @@ from typing import Any
 
 import yaml
 
+from ufs.pipeline.scheduling import one_blas_thread_env, workflow_command
+
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
 METHOD = "spcafs"
@@ -142,7 +144,7 @@ def measure_job_startup(repeats: int = 3) -> dict[str, float]:
     for _ in range(repeats):
         before = os.times()
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", JOB_IMPORTS], check=True, env=_env())
+        subprocess.run([sys.executable, "-c", JOB_IMPORTS], check=True, env=one_blas_thread_env())
         walls.append(time.perf_counter() - t0)
         after = os.times()
         cpus.append(
@@ -150,12 +152,6 @@ def measure_job_startup(repeats: int = 3) -> dict[str, float]:
             + (after.children_system - before.children_system)
         )
     return {"wall_s": statistics.median(walls), "cpu_s": statistics.median(cpus)}
-
-
-def _env() -> dict[str, str]:
-    e = dict(os.environ)
-    e.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    return e
 
 
 class _TreeSampler(threading.Thread):
@@ -204,20 +200,7 @@ def run_snakemake(
     workdir: Path, configfile: Path, cores: int, extra: list[str], log: Path
 ) -> dict[str, Any]:
     """Run the workflow; return exit code, wall time, time to the first job and the log."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(SNAKEFILE),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(configfile),
-        "--cores",
-        str(cores),
-        *extra,
-    ]
+    cmd = workflow_command(SNAKEFILE, configfile, cores, *extra, directory=workdir)
     t0 = time.perf_counter()
     before = os.times()
     proc = subprocess.Popen(
@@ -225,7 +208,7 @@ def run_snakemake(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env=_env(),
+        env=one_blas_thread_env(),
         cwd=workdir,
     )
     sampler = _TreeSampler(proc.pid)

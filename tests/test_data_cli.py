@@ -138,14 +138,22 @@ def test_an_unknown_data_set_is_one_line(capsys):
 def test_unreachable_data_sets_are_named_with_what_to_do(tmp_path):
     empty = tmp_path / "m"
     empty.mkdir()
-    msg = A.unreachable_message({"20ng": "20ng", "wine": "wine", "yale": "yale"}, mirror=empty)
+    msg = A.unreachable_message(
+        A.missing_states({"20ng": "20ng", "wine": "wine", "yale": "yale"}, mirror=empty)
+    )
     assert msg.startswith("data set(s) 20ng cannot be obtained here")
     assert "<mirror>/20NG/20NG.mat" in msg and "offline_only=true" in msg
-    assert A.unreachable_message({"wine": "wine", "yale": "yale"}, mirror=empty) is None
-    assert A.unreachable_message({"20ng": "20ng"}, mirror=empty, done=["20ng"]) is None
+    assert (
+        A.unreachable_message(A.missing_states({"wine": "wine", "yale": "yale"}, mirror=empty))
+        is None
+    )
+    assert (
+        A.unreachable_message(A.missing_states({"20ng": "20ng"}, mirror=empty, done=["20ng"]))
+        is None
+    )
     (empty / "20NG").mkdir()
     (empty / "20NG" / "20NG.mat").write_bytes(b"x")  # placed by hand: reachable
-    assert A.unreachable_message({"20ng": "20ng"}, mirror=empty) is None
+    assert A.unreachable_message(A.missing_states({"20ng": "20ng"}, mirror=empty)) is None
 
 
 def test_a_run_that_cannot_reach_a_data_set_stops_before_any_job(tmp_path):

@@ -12,6 +12,8 @@ from types import ModuleType
 
 import yaml
 
+from ufs.pipeline.scheduling import one_blas_thread_env, workflow_command
+
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
 
@@ -54,26 +56,11 @@ def write_config(workdir: Path, config: dict, name: str = "config.yaml") -> Path
 
 
 def snakemake_cmd(workdir: Path, configfile: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(SNAKEFILE),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(configfile),
-        "--cores",
-        "2",
-        *extra,
-    ]
+    return workflow_command(SNAKEFILE, configfile, 2, *extra, directory=workdir)
 
 
 def env() -> dict[str, str]:
-    e = dict(os.environ)
-    e.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    return e
+    return one_blas_thread_env()
 
 
 def run_snakemake(workdir: Path, configfile: Path, *extra: str, check: bool = True):

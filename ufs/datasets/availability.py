@@ -14,6 +14,7 @@ evaluation, hashes what those steps import).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import urllib.parse
@@ -31,6 +32,7 @@ __all__ = [
     "data_states",
     "fetch",
     "default_mirror",
+    "missing_states",
     "unreachable_message",
     "download_size",
     "measure_download_sizes",
@@ -132,25 +134,34 @@ def fetch(name: str, *, mirror: str | Path | None = None, cache: str | Path | No
     return _fetch(spec, mirror, cache)  # the loaders' own path: mirror → cache → HTTPS
 
 
-def unreachable_message(
+def missing_states(
     datasets: dict[str, str],
     *,
     mirror: str | Path | None = None,
     cache: str | Path | None = None,
     done: Iterable[str] = (),
-) -> str | None:
-    """Why a run cannot start: the data sets of ``datasets`` (instance → registered base)
-    that no source here provides (*manual*: not in the mirror nor the cache, no public
-    download), each with what to do; None when every one can be read or fetched. ``done``:
-    instances whose raw data is already on disk (they need no source)."""
+) -> dict[str, DataState]:
+    """The data sets of ``datasets`` (instance → registered base) that a run cannot read
+    here without the network (downloadable, OpenML or manual), each with its state (looked
+    up once per base); ``done``: instances whose raw data is already on disk."""
     done = set(done)
-    bad: dict[str, DataState] = {}
+    by_base: dict[str, DataState] = {}
+    out: dict[str, DataState] = {}
     for inst, base in datasets.items():
-        if inst in done or base in bad:
+        if inst in done:
             continue
-        state = data_state(base, mirror=mirror, cache=cache)
-        if state.state == "manual":
-            bad[base] = state
+        if base not in by_base:
+            by_base[base] = data_state(base, mirror=mirror, cache=cache)
+        if not by_base[base].available:
+            out[inst] = by_base[base]
+    return out
+
+
+def unreachable_message(missing: dict[str, DataState]) -> str | None:
+    """Why a run cannot start: the data sets of ``missing`` (:func:`missing_states`) that
+    no source here provides (*manual*: not in the mirror nor the cache, no public
+    download), each with what to do; None when every one can be fetched."""
+    bad = {s.name: s for s in missing.values() if s.state == "manual"}
     if not bad:
         return None
     return (
@@ -161,12 +172,15 @@ def unreachable_message(
     )
 
 
+@functools.cache
+def _sizes() -> dict[str, int]:
+    return json.loads(SIZES_FILE.read_text(encoding="utf-8"))
+
+
 def download_size(name: str) -> int | None:
     """Bytes of the pinned download of data set ``name`` (:data:`SIZES_FILE`); None when
     not known ahead (an OpenML set, a zip archive's member)."""
-    if not hasattr(download_size, "_table"):
-        download_size._table = json.loads(SIZES_FILE.read_text(encoding="utf-8"))
-    return download_size._table.get(name)
+    return _sizes().get(name)
 
 
 def measure_download_sizes(mirror: str | Path) -> dict[str, int]:

@@ -478,18 +478,18 @@ def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
     if str(config.get("offline_only", False)).lower() == "true":
         # what can be read here without the network: bundled, generated, in the mirror
         # or in the cache (ufs.datasets.availability, ufs.datasets.locations)
-        from ..datasets.availability import data_state
+        from ..datasets.availability import missing_states
         from ..datasets.locations import data_cache, data_mirror
         from ..datasets.registry import available_datasets
 
-        registered, mirror, cache = set(available_datasets()), data_mirror(config), data_cache(config)
-        offline_missing = {
-            name
-            for name, entry in datasets.items()
-            if "file" not in (entry or {})
-            and name in registered
-            and not data_state(name, mirror=mirror, cache=cache).available
-        }
+        registered = set(available_datasets())
+        offline_missing = set(
+            missing_states(
+                {n: n for n, e in datasets.items() if "file" not in (e or {}) and n in registered},
+                mirror=data_mirror(config),
+                cache=data_cache(config),
+            )
+        )
     for name, entry in datasets.items():
         if name in offline_missing:
             plan.skipped.append(name)

@@ -68,6 +68,12 @@ def load_cost_model(path: str | Path = MODEL_FILE) -> tuple[CostModel, dict[str,
     return model, dict(doc.get("grid_factors") or {}), str(doc.get("source", ""))
 
 
+def _grid_factor(factors: dict[str, float] | None, method: str, n_settings: int) -> float:
+    """How much more a setting of ``method``'s grid costs than its default: its grid
+    factor when it has several settings on the data set, else 1."""
+    return (factors or {}).get(method, 1.0) if n_settings > 1 else 1.0
+
+
 def _fit_cpu(model: CostModel, method: str, n, p, c, hs, factor: float, budget: float) -> float:
     """Predicted CPU seconds of one setting's fits at ``hs`` (``[None]``: one fit)."""
     total = 0.0
@@ -98,7 +104,7 @@ def plan_cost(
             if method not in model.coef or n is None or c is None:
                 row["unmodelled"] = 1
                 continue
-            factor = (factors or {}).get(method, 1.0) if len(settings) > 1 else 1.0
+            factor = _grid_factor(factors, method, len(settings))
             hs = plan.fit_hs(method, dataset, plan.hkeys(method, dataset)[0]) or [None]
             for _setting in settings:
                 row["fits"] += len(hs)
@@ -155,8 +161,8 @@ def run_cost(
                 if task.method not in model.coef:  # its fits unpriced, its k-means priced
                     out.unmodelled.add(task.method)
                 else:
-                    several = len(plan.dataset_settings(task.method, dataset)) > 1
-                    factor = (factors or {}).get(task.method, 1.0) if several else 1.0
+                    n_settings = len(plan.dataset_settings(task.method, dataset))
+                    factor = _grid_factor(factors, task.method, n_settings)
                     out.fit_cpu_s += _fit_cpu(model, task.method, n, p, c, hs, factor, budget)
                 if "<kmeans>" in model.coef:
                     total_h = float(sum(h for h in hs if h is not None) or sum(inst.hs))

@@ -117,3 +117,28 @@ def start_warnings(workflow: Any, config: dict | None, warm_module: str | Path) 
                 f"this Snakemake ({problem}); each job's own process hands it over instead"
             )
     return out
+
+
+def workflow_command(
+    snakefile: str | Path,
+    configfile: str | Path,
+    cores: int = 2,
+    *extra: str,
+    directory: str | Path | None = None,
+) -> list[str]:
+    """The command line that runs this workflow with this Python's Snakemake: ``configfile``
+    on ``cores`` cores, in ``directory`` when given, then ``extra``."""
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(snakefile)]
+    if directory is not None:
+        cmd += ["--directory", str(directory)]
+    return [*cmd, "--configfile", str(configfile), "--cores", str(cores), *extra]
+
+
+def one_blas_thread_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this process's environment) with one BLAS/OpenMP thread per
+    process, as the project's measurements and fault runs start the workflow."""
+    import os
+
+    env = dict(os.environ if base is None else base)
+    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    return env

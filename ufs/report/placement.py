@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -375,6 +374,7 @@ def compare_method(
 
     from ..pipeline.archive import read_archive, restore_archive
     from ..pipeline.config import merge_configs
+    from ..pipeline.scheduling import workflow_command
 
     results_dir = Path(results_dir).resolve()
     manifest, _ = read_archive(archive)
@@ -406,8 +406,7 @@ def compare_method(
     write_text(report_cfg, yaml.safe_dump({**config, "only_methods": []}, sort_keys=False))
     write_text(run_cfg, yaml.safe_dump({**config, "only_methods": [name]}, sort_keys=False))
     snakefile = Path(snakefile) if snakefile else Path(__file__).resolve().parents[2] / "Snakefile"
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(snakefile), "--configfile", str(run_cfg)]
-    cmd += ["--cores", str(cores), "--rerun-incomplete", *extra]
+    cmd = workflow_command(snakefile, run_cfg, cores, "--rerun-incomplete", *extra)
     proc = subprocess.run(cmd, capture_output=True, text=True)
     log = proc.stdout + proc.stderr
     write_text(results_dir / "logs" / f"compare_{name}.log", log)

@@ -17,8 +17,8 @@ from ufs.pipeline.user_data import check_user_files
 
 # the mirror and the download cache are the machine's (ufs.datasets.locations): a mirror
 # given by UFS_MIRROR is the config's mirror_dir for every rule, as if given with --config
-if not config.get("mirror_dir") and ufs.datasets.locations.data_mirror(config):
-    config["mirror_dir"] = ufs.datasets.locations.data_mirror(config)
+DATA_MIRROR = ufs.datasets.locations.data_mirror(config)
+config["mirror_dir"] = DATA_MIRROR or ""
 DATA_CACHE = ufs.datasets.locations.data_cache(config)
 try:
     PLAN = build_plan(config, warn=False)
@@ -38,29 +38,22 @@ if PLAN.skipped:
     )
 OUT = config.get("output_dir", "results")
 RES = config.get("resources_dir", "resources")
-# a registered data set no source provides (manual, not placed) stops the run before any job
-_UNREACHABLE = ufs.datasets.availability.unreachable_message(
+# the registered data sets not on disk that cannot be read here: one that no source
+# provides (manual, not placed) stops the run before any job; the others are downloaded
+_MISSING = ufs.datasets.availability.missing_states(
     {d: i.base for d, i in PLAN.instances.items() if i.file is None},
-    mirror=config.get("mirror_dir") or None,
+    mirror=DATA_MIRROR,
     cache=DATA_CACHE,
     done=[d for d in PLAN.instances if os.path.exists(f"{RES}/raw/{d}.npz")],
 )
+_UNREACHABLE = ufs.datasets.availability.unreachable_message(_MISSING)
 if _UNREACHABLE:
     raise WorkflowError(_UNREACHABLE)
 # one line before the run starts: fit jobs left and kept, CPU-h by the cost model, and the
 # data sets to download with their size (ufs.pipeline.run_cost)
-_TO_FETCH = [
-    d
-    for d, i in PLAN.instances.items()
-    if i.file is None
-    and not os.path.exists(f"{RES}/raw/{d}.npz")
-    and not ufs.datasets.availability.data_state(
-        i.base, mirror=config.get("mirror_dir") or None, cache=DATA_CACHE
-    ).available
-]
 logger.info(
     ufs.pipeline.run_cost.cost_line(
-        ufs.pipeline.run_cost.run_cost(PLAN, config, OUT, fetch=_TO_FETCH)
+        ufs.pipeline.run_cost.run_cost(PLAN, config, OUT, fetch={s.name for s in _MISSING.values()})
     )
 )
 # methods given by import path (`class:`): every job registers them from the environment
