@@ -61,7 +61,7 @@ def test_states_follow_the_mirror_and_the_cache(tmp_path):
     yale, orl = get_dataset("yale"), get_dataset("orl")
     (mirror / yale.filename).parent.mkdir(parents=True)
     (mirror / yale.filename).write_bytes(b"x")
-    remote = A._remote_name(orl)
+    remote = A.remote_name(orl)
     (cache / "orl").mkdir(parents=True)
     (cache / "orl" / remote).write_bytes(b"x")
     got = {

@@ -126,4 +126,5 @@ def test_overrides_apply_to_their_paper(override):
         cfg = merge_configs(base, over)
         validate(cfg, str(SCHEMA))
         plan = build_plan(cfg)
-        assert set(plan.settings) == set(cfg.get("only_methods") or cfg["methods"])
+        ran = set(cfg.get("only_methods") or cfg["methods"]) | set(plan.kept_references)
+        assert set(plan.settings) == ran

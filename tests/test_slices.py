@@ -29,8 +29,25 @@ def test_a_whole_run_is_no_slice(tmp_path):
     assert slice_note(view) == [] and slice_note(view, "wine") == []
 
 
+def test_a_method_slice_runs_the_references_its_verdicts_need(tmp_path):
+    config = {**CONFIG, "only_methods": ["laplacian_score"]}
+    plan = build_plan(config, warn=False)
+    assert plan.kept_references == ["max_variance", "random"]
+    assert {s.method for _, s in plan.jobs()} == {"laplacian_score", "max_variance", "random"}
+    view = _view(tmp_path, config)
+    assert view.left_out == {}
+    (wine,) = [ln for ln in slice_note(view, "wine") if ln]
+    assert "references too, for its verdicts: max_variance, random" in wine
+    alone = build_plan({**config, "slice_references": "false"}, warn=False)
+    assert alone.kept_references == [] and {s.method for _, s in alone.jobs()} == {
+        "laplacian_score"
+    }
+    # a data set slice runs every method already: nothing is "kept"
+    assert build_plan({**CONFIG, "only_datasets": ["wine"]}, warn=False).kept_references == []
+
+
 def test_a_method_slice_adds_what_is_on_disk_and_names_the_rest(tmp_path):
-    config = {**CONFIG, "only_methods": ["max_variance"]}
+    config = {**CONFIG, "only_methods": ["max_variance"], "slice_references": False}
     full = build_plan(full_config(config), warn=False)
     ls_chunks = [c for c in full.chunks("wine") if c.startswith("laplacian_score")]
     view = _view(tmp_path, config, [("wine", c) for c in ls_chunks])

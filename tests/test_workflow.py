@@ -192,15 +192,24 @@ def test_slices_only_add_or_refresh_their_own_part(tmp_path):
     before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in evals}
     runs = {r.info.run_id for r in finished_runs(tmp_path, config["mlflow"]["experiment"])}
     assert len(runs) == expected_run_count(config)
-    for piece in (["max_variance"], ["laplacian_score", "random"]):
-        run_snakemake(tmp_path, cfg, "--config", f"only_methods=[{','.join(piece)}]")
+    # the first slice keeps the references (their evaluations on disk: no job), the
+    # second leaves them out and its tables take them from disk
+    for piece, refs in ((["laplacian_score"], "true"), (["max_variance"], "false")):
+        only = f"only_methods=[{','.join(piece)}]"
+        run_snakemake(tmp_path, cfg, "--config", only, f"slice_references={refs}")
         after = {r.info.run_id for r in finished_runs(tmp_path, config["mlflow"]["experiment"])}
         assert after == runs, f"slice {piece} changed the MLflow runs"
+        now = sorted((tmp_path / "results" / "evaluations" / "wine").glob("*.json"))
+        assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in now} == before, piece
         # the slice's tables hold every method on disk, not the slice's only
         table = pd.read_csv(tmp_path / "results" / "tables" / "wine.csv")
         assert set(table["method"]) == set(config["methods"]), piece
         md = (tmp_path / "results" / "tables" / "wine.md").read_text()
-        assert "**A sliced run** (`only_methods=" in md and "from earlier runs" in md
+        assert "**A sliced run** (`only_methods=" in md
+        if refs == "true":
+            assert "references too, for its verdicts: max_variance, random" in md
+        else:
+            assert "from earlier runs" in md and "references too" not in md
         assert "**A sliced run**" in (tmp_path / "results" / "summary.md").read_text()
     run_snakemake(tmp_path, cfg)
     now = sorted((tmp_path / "results" / "evaluations" / "wine").glob("*.json"))

@@ -304,8 +304,11 @@ def _data_scope(args: argparse.Namespace) -> tuple[list[str] | None, str | None,
 
 def _data(args: argparse.Namespace) -> int:
     """List the data sets' states, or fetch them into the cache."""
-    from .datasets.availability import STATES, data_states, fetch
+    from pathlib import Path
+
+    from .datasets.availability import STATES, cache_file, data_states, download_size, fetch
     from .datasets.mirror import DownloadError
+    from .datasets.progress import DownloadWatch, remove_stale_parts
 
     try:
         names, mirror, cache = _data_scope(args)
@@ -327,9 +330,21 @@ def _data(args: argparse.Namespace) -> int:
     failed = 0
     todo = [s for s in states if s.state in ("downloadable", "in mirror", "cached")]
     for i, s in enumerate(todo, 1):
-        print(f"[{i}/{len(todo)}] {s.name}: {s.state} ...", end=" ", flush=True)
+        target = cache_file(s.name, cache)
+        label = f"[{i}/{len(todo)}] {s.name}: {s.state} ... "
+        for stale in remove_stale_parts(target.parent, target.name) if target else ():
+            print(f"removed {stale}, left by a killed download")
+        print(label, end="", flush=True)
+        watch = DownloadWatch(  # a bar on a terminal while the file downloads
+            target.parent if target else Path(cache),
+            target.name if target else "",
+            total=download_size(s.name),
+            stream=sys.stdout,
+            label=label,
+        )
         try:
-            path = fetch(s.name, mirror=mirror, cache=cache)
+            with watch:
+                path = fetch(s.name, mirror=mirror, cache=cache)
         except (DownloadError, ValueError) as exc:
             failed += 1
             print(f"failed\n  {exc}")

@@ -2,7 +2,7 @@
 of a run (``ufs data list`` / ``ufs data fetch``).
 
 A data set's file is looked for in a mirror (``mirror_dir``, or ``UFS_MIRROR``), then in
-the cache (the workflow's ``<resources_dir>/cache``), then downloaded from its pinned public
+the user cache (:mod:`ufs.datasets.locations`), then downloaded from its pinned public
 URL and checked against its sha256 (:func:`ufs.datasets.mirror.fetch_file`). So each data
 set is one of: *bundled* (scikit-learn's), *generated* (a simulation), *in mirror*,
 *cached*, *downloadable* (a pinned URL), *OpenML* (fetched on first use) or *manual* (no
@@ -28,6 +28,7 @@ from .registry import available_datasets, get_dataset
 
 __all__ = [
     "DataState",
+    "cache_file",
     "data_state",
     "data_states",
     "fetch",
@@ -36,6 +37,7 @@ __all__ = [
     "unreachable_message",
     "download_size",
     "measure_download_sizes",
+    "remote_name",
     "STATES",
 ]
 
@@ -75,8 +77,18 @@ def default_mirror(mirror: str | Path | None = None) -> str | None:
     return str(mirror) if mirror else (os.environ.get("UFS_MIRROR") or None)
 
 
-def _remote_name(spec) -> str:
+def remote_name(spec) -> str:
+    """The name of a data set's downloaded file in its cache folder (the zip member's,
+    for a file inside an archive); "" without a pinned URL."""
     return Path(spec.url_member or urllib.parse.urlparse(spec.url).path).name if spec.url else ""
+
+
+def cache_file(name: str, cache: str | Path | None = None) -> Path | None:
+    """Where a download of the registered data set ``name`` is kept in ``cache``
+    (``None``: the data set has no pinned URL)."""
+    remote = remote_name(get_dataset(name))
+    cache_dir = Path(cache).expanduser() if cache else M.DEFAULT_CACHE
+    return cache_dir / name / remote if remote else None
 
 
 def data_state(
@@ -99,9 +111,9 @@ def data_state(
     found = M.find_in_mirror(mirror, spec.filename) if spec.filename else None
     if found is not None:
         return DataState(name, "in mirror", str(found))
-    remote = _remote_name(spec)
-    if remote and (cache_dir / name / remote).is_file():
-        return DataState(name, "cached", str(cache_dir / name / remote))
+    target = cache_file(name, cache)
+    if target is not None and target.is_file():
+        return DataState(name, "cached", str(target))
     if spec.url:
         return DataState(name, "downloadable", spec.url)
     where = f"<mirror>/{spec.filename}" if spec.filename else "a mirror"

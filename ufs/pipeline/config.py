@@ -30,7 +30,7 @@ from typing import Any
 
 from ..datasets import get_dataset
 from ..preprocessing import check_input_space
-from ..registry import expand_grid, get_method, make_estimator, params_id
+from ..registry import available_methods, expand_grid, get_method, make_estimator, params_id
 from .config_checks import (  # re-exported: the config's checks, one import for callers
     _NAME,
     LARGE_PLAN,
@@ -147,6 +147,8 @@ class Plan:
     #: name; every instance when it is not given); empty without the ``oracle`` protocol
     #: (``protocols: [label_free]`` on a config that declares a subset runs no grid)
     tuned: frozenset[str] = frozenset()
+    #: the config's references a slice by ``only_methods`` keeps (:func:`_slice_references`)
+    kept_references: list[str] = field(default_factory=list)
     _index: dict[tuple[str, str], Setting] = field(default_factory=dict, repr=False, compare=False)
     _chunks: dict[str, dict[str, list[Task]]] = field(
         default_factory=dict, repr=False, compare=False
@@ -442,6 +444,23 @@ def _only(config: dict[str, Any], key: str) -> dict[str, Any]:
     return {k: v for k, v in entries.items() if not only or k in only}
 
 
+def _slice_references(config: dict[str, Any], methods: dict[str, Any]) -> list[str]:
+    """The config's references (registry role ``reference``: all features, random, ...)
+    that a slice by ``only_methods`` leaves out, and keeps: every verdict of the slice's
+    methods is against them, and their evaluations on disk make no job. None when the
+    run is not sliced by method or ``slice_references`` is false."""
+    if (
+        not config.get("only_methods")
+        or str(config.get("slice_references", True)).lower() == "false"
+    ):
+        return []
+    return [
+        m
+        for m in (config.get("methods") or {})
+        if m not in methods and m in available_methods() and get_method(m).role == "reference"
+    ]
+
+
 def _register_config_methods(methods: dict[str, Any]) -> None:
     """The config's methods given by import path (``class:``; :mod:`ufs.plugins`),
     registered for this process; a broken one is a :class:`ConfigError`."""
@@ -552,6 +571,8 @@ def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
     )
     methods = _only(config, "methods")
     _require(bool(methods), "methods", "at least one method is required")
+    plan.kept_references = _slice_references(config, methods)
+    methods = {**methods, **{m: config["methods"][m] for m in plan.kept_references}}
     protocols = set(config.get("protocols") or PROTOCOLS)
     _require(
         bool(protocols) and protocols <= set(PROTOCOLS),

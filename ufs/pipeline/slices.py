@@ -1,7 +1,10 @@
 """What the tables of a sliced run show.
 
 A run may cover a slice of its config (``only_methods``, ``only_datasets``): it fits and
-evaluates only the slice, and leaves every other method's evaluation files alone. Its
+evaluates only the slice, and leaves every other method's evaluation files alone. A slice
+by method runs the config's references as well (all features, random, ...: registry role
+``reference``; config ``slice_references``, default true), since every verdict of the
+slice's methods is against them; evaluations of theirs already on disk make no job. Its
 tables and summary are built from **every evaluation of the config's plan that is on
 disk** — the slice's, and those earlier runs left — and say which of the config's
 methods and data sets they leave out (no evaluation on disk). Before this, a slice
@@ -42,6 +45,8 @@ class SliceView:
     left_out: dict[str, list[str]] = field(default_factory=dict)
     #: data set bases of the config outside the slice (their tables are not rebuilt)
     datasets_left_out: list[str] = field(default_factory=list)
+    #: the config's references the slice runs too (config ``slice_references``)
+    kept_references: list[str] = field(default_factory=list)
 
     @property
     def sliced(self) -> bool:
@@ -54,6 +59,7 @@ def slice_view(config: dict[str, Any], sliced, full, out: str | Path) -> SliceVi
     view = SliceView(
         only_methods=list(config.get("only_methods") or []),
         only_datasets=list(config.get("only_datasets") or []),
+        kept_references=list(getattr(sliced, "kept_references", [])),
     )
     if full is None:
         return view
@@ -98,6 +104,12 @@ def slice_note(view: SliceView, base: str | None = None) -> list[str]:
         )
         + "."
     ]
+    if view.kept_references:
+        lines.append(
+            "The slice runs the config's references too, for its verdicts: "
+            + ", ".join(view.kept_references)
+            + " (`slice_references=false` leaves them out)."
+        )
     left = {b: view.left_out[b] for b in bases if view.left_out.get(b)}
     if left:
         lines.append(
