@@ -25,6 +25,7 @@ from .rufs import RUFS
 from .sf2sog import SF2SOG
 from .sogfs import SOGFS
 from .spcafs import SPCAFS
+from .spec import SPEC
 from .udfs import UDFS
 from .urafs import URAFS
 
@@ -49,6 +50,7 @@ __all__ = [
     "SF2SOG",
     "SOGFS",
     "SPCAFS",
+    "SPEC",
     "UDFS",
     "URAFS",
 ]
@@ -142,6 +144,24 @@ register(
     LaplacianScore,
     defaults={"n_neighbors": 5, "weight": "heat"},
     reference="He, Cai, Niyogi. Laplacian Score for Feature Selection. NIPS 2005",
+)
+register(
+    "spec",
+    SPEC,
+    # the three ranking functions of the paper; phi3's k = the number of clusters
+    grid={"style": ["phi1", "phi2", "phi3"]},
+    defaults={"style": "phi3", "n_neighbors": 5, "weight": "heat"},
+    reference="Zhao, Liu. Spectral Feature Selection for Supervised and Unsupervised Learning. "
+    "ICML 2007",
+)
+register(
+    "spec_skfeature",
+    SPEC,
+    # scikit-feature's SPEC: its default style (phi2) in its own (reversed) order
+    defaults={"style": "phi2", "order": "skfeature", "n_neighbors": 5, "weight": "heat"},
+    reference="SPEC as scikit-feature ranks it (phi2, descending)",
+    role="variant",
+    variant_of="spec",
 )
 register(
     "mcfs",

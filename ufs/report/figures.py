@@ -115,7 +115,16 @@ BASELINE_METHODS = (
 )
 #: further baselines (of FSBC's tables and SPCAFS's figures, public codes); an unlisted
 #: method joins them
-FURTHER_BASELINES = ("fsasl", "urafs", "nsslfs", "rne", "lrpfs_ma2024", "sf2sog")
+FURTHER_BASELINES = (
+    "fsasl",
+    "urafs",
+    "nsslfs",
+    "rne",
+    "lrpfs_ma2024",
+    "sf2sog",
+    "spec",
+    "spec_skfeature",
+)
 #: no selection, chance, largest raw variance
 REFERENCE_METHODS = ("all_features", "random", "max_variance")
 GROUPS = ("seed", "baseline", "further", "reference")
@@ -215,6 +224,8 @@ _STYLES: dict[str, tuple[str, str, str]] = {
     "rne": (_ROSE, "d", ":"),
     "lrpfs_ma2024": (_OLIVE, "H", ":"),
     "sf2sog": (_GREEN, "P", ":"),
+    "spec": (_CYAN, "o", ":"),
+    "spec_skfeature": (_CYAN, "D", "-."),
     # references: black and greys, dashed
     "all_features": (_OI["black"], "o", "--"),
     "random": ("#777777", "o", "--"),
