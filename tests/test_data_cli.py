@@ -247,6 +247,27 @@ def test_a_placement_names_what_is_here_and_what_fetching_costs(tmp_path, monkey
     assert fetched.scope_sentence().startswith("Placed on all 3 data sets of the archive")
 
 
+def test_a_method_given_by_import_path_is_priced_before_the_placement(tmp_path, monkeypatch):
+    """``ufs compare --config mine.yaml`` with ``class: pkg.mod:Cls``: the cost line prices
+    the new method's fit jobs (it is registered here from its import path)."""
+    from ufs.report.placement import placement_plan
+
+    monkeypatch.delenv("UFS_MIRROR", raising=False)
+    results = tmp_path / "results"
+    (results / "evaluations" / "wine").mkdir(parents=True)
+    archived = {"all_features": {}, "random": {}}
+    mine = {"class": "ufs.methods.laplacian_score:LaplacianScore", "defaults": {}}
+    config = {
+        "seed": 0,
+        "protocols": ["label_free"],
+        "datasets": {"wine": {"h": [2, 4]}},
+        "methods": {**archived, "ls_again": mine},
+    }
+    p = placement_plan("ls_again", config, results, archive_methods=archived)
+    assert "not estimated" not in p.cost and "fit job(s) to run" in p.cost, p.cost
+    assert "ls_again not priced (no cost model)" in p.cost  # said, not guessed
+
+
 def test_the_cost_line_counts_what_is_on_disk_and_prices_the_rest(tmp_path):
     """The run-cost line: a chunk whose evaluation is on disk is kept and not priced;
     an unknown method is named, not priced; the estimate grows with the data set."""

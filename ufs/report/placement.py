@@ -338,7 +338,12 @@ def placement_plan(
         from ..pipeline.config import build_plan
 
         plan = build_plan(
-            {**run, "methods": {**archive_methods, name: {}}, "only_methods": [name]},
+            {
+                **run,
+                # the method's own entry: a class given by import path is registered here too
+                "methods": {**archive_methods, name: (config.get("methods") or {}).get(name, {})},
+                "only_methods": [name],
+            },
             warn=False,
         )
         out.cost = cost_line(run_cost(plan, run, results_dir, fetch=to_fetch))
