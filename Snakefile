@@ -44,6 +44,7 @@ include: "workflow/rules/select.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/track.smk"
 include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/stability.smk"
 
 
 report: "workflow/report/workflow.rst"

@@ -57,6 +57,7 @@ CONFIG = {
     "seed": 0,
     "protocols": ["label_free", "oracle"],
     "evaluation": {"restarts": 3, "reference_draws": 3},
+    "stability": {"m": 3},
     "jobs": {"tasks_per_job": 2},
     "mlflow": {"experiment": "kill-anywhere"},
     "datasets": {"wine": {"h": [2, 4, 6]}, "breast_cancer": {"h": [3, 6]}},

@@ -250,6 +250,7 @@ def test_a_placement_names_what_is_here_and_what_fetching_costs(tmp_path, monkey
 def test_a_method_given_by_import_path_is_priced_before_the_placement(tmp_path, monkeypatch):
     """``ufs compare --config mine.yaml`` with ``class: pkg.mod:Cls``: the cost line prices
     the new method's fit jobs (it is registered here from its import path)."""
+    from ufs.method_spec import _REGISTRY
     from ufs.report.placement import placement_plan
 
     monkeypatch.delenv("UFS_MIRROR", raising=False)
@@ -263,7 +264,12 @@ def test_a_method_given_by_import_path_is_priced_before_the_placement(tmp_path, 
         "datasets": {"wine": {"h": [2, 4]}},
         "methods": {**archived, "ls_again": mine},
     }
-    p = placement_plan("ls_again", config, results, archive_methods=archived)
+    before = set(_REGISTRY)
+    try:
+        p = placement_plan("ls_again", config, results, archive_methods=archived)
+    finally:  # registered from its import path for this test only
+        for name in set(_REGISTRY) - before:
+            _REGISTRY.pop(name)
     assert "not estimated" not in p.cost and "fit job(s) to run" in p.cost, p.cost
     assert "ls_again not priced (no cost model)" in p.cost  # said, not guessed
 

@@ -192,3 +192,23 @@ def test_registered_with_its_grid_and_a_variant_for_scikit_features_order():
     skf = get_method("spec_skfeature")
     assert skf.role == "variant" and skf.variant_of == "spec"
     assert skf.defaults["order"] == "skfeature" and skf.defaults["style"] == "phi2"
+
+
+@pytest.mark.parametrize("bridge", [None, 1e-13, 1e-3])
+def test_the_normalised_affinity_pairs_are_eigenpairs_with_xi1_first(rng, bridge):
+    """Every returned column is an eigenvector of D^{-1/2} S D^{-1/2} (residual), the
+    columns are orthonormal and the first is ξ_1: on two components, on two joined by an
+    edge of weight 1e-13 (λ_2 inside the block tolerance) and by a real edge."""
+    from ufs.methods._spectral import normalized_affinity_pairs
+
+    X, W = _components([12, 9], rng)
+    if bridge is not None:
+        W = W.tolil()
+        W[0, 12] = W[12, 0] = bridge
+        W = W.tocsr()
+    d = np.asarray(W.sum(axis=1)).ravel()
+    w, U, _ = normalized_affinity_pairs(W, 4, d)
+    M = W.toarray() / np.sqrt(np.outer(d, d))
+    assert np.linalg.norm(M @ U - U * w, axis=0).max() < 1e-8
+    np.testing.assert_allclose(U.T @ U, np.eye(4), atol=1e-10)
+    np.testing.assert_allclose(U[:, 0], np.sqrt(d) / np.linalg.norm(np.sqrt(d)), atol=1e-12)

@@ -66,6 +66,12 @@ def test_the_interval_covers_a_known_stability():
     assert 0.92 <= hits / reps <= 0.98, hits / reps
 
 
+def test_the_interval_stops_at_one():
+    Z = selection_matrix([[0, 1, 2]] * 9 + [[0, 1, 3]], d=8)
+    s = stability(Z)
+    assert s.phi < 1 and s.high == 1.0 and s.low < s.phi
+
+
 def test_bad_input_is_one_clear_error():
     with pytest.raises(ValueError, match="at least 2 selections"):
         stability(np.ones((1, 4)))
@@ -90,7 +96,7 @@ def test_seeded_subsamples_are_reproducible_and_a_planted_selection_is_stable():
 
     a = subsample_selections(select, X, m=5, fraction=0.9, seed=3)
     b = subsample_selections(select, X, m=5, fraction=0.9, seed=3)
-    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
     s = stability(selection_matrix(a, X.shape[1]))
     assert s.phi > 0.9  # the planted features, every time
     with pytest.raises(ValueError, match="fraction"):

@@ -38,6 +38,8 @@ TINY = {
     "evaluation": {"restarts": 3, "reference_draws": 4},
     "jobs": {"tasks_per_job": 3},
     "mlflow": {"experiment": "tiny"},
+    # the stability jobs have their own test (tests/test_stability_step.py)
+    "stability": {"enabled": False},
     "datasets": {"wine": {"h": [2, 4]}, "golfs_sim1": {"h": [10, 30], "replicates": 2}},
     "methods": {
         "all_features": {},

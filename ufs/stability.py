@@ -17,7 +17,8 @@ per-selection terms::
           / [ (k̄/d) (1 − k̄/d) ]
     v̂ar(Φ̂) = (4 / M²) Σ_m (φ_m − φ̄)²
 
-and the interval is ``Φ̂ ± z_{1−α/2} √v̂ar``. :func:`subsample_selections` makes the ``M``
+and the interval is ``Φ̂ ± z_{1−α/2} √v̂ar``, its upper end cut at 1 (Φ̂ cannot exceed it;
+the normal approximation can, near perfectly stable selections). :func:`subsample_selections` makes the ``M``
 selections of one estimator on seeded subsamples (a fraction of the samples, drawn without
 replacement), the protocol of the benchmark's stability column.
 """
@@ -30,7 +31,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
-__all__ = ["Stability", "selection_matrix", "stability", "subsample_selections"]
+__all__ = [
+    "Stability",
+    "selection_matrix",
+    "stability",
+    "subsample_rows",
+    "subsample_selections",
+]
 
 
 @dataclass(frozen=True)
@@ -95,7 +102,24 @@ def stability(Z, *, level: float = 0.95) -> Stability:
     ) / denom
     var = float(4 / M**2 * np.sum((terms - terms.mean()) ** 2))
     half = float(norm.ppf(0.5 + level / 2)) * np.sqrt(var)
-    return Stability(phi, var, phi - half, phi + half, level, M, d)
+    # Φ̂ ≤ 1 by construction: the normal interval is cut there
+    return Stability(phi, var, phi - half, min(1.0, phi + half), level, M, d)
+
+
+def subsample_rows(n: int, *, m: int = 10, fraction: float = 0.9, seed: int = 0) -> list:
+    """``m`` sorted row subsets of ``round(fraction · n)`` of ``n`` rows, drawn without
+    replacement; draw ``i`` from ``numpy.random.SeedSequence([seed, i])``, so that each
+    is reproducible on its own."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1]; got {fraction}")
+    size = int(round(fraction * n))
+    if size < 2:
+        raise ValueError(f"a subsample of {size} samples is too small")
+    out = []
+    for i in range(m):
+        rng = np.random.default_rng(np.random.SeedSequence([seed, i]))
+        out.append(np.sort(rng.choice(n, size=size, replace=False)))
+    return out
 
 
 def subsample_selections(
@@ -106,19 +130,8 @@ def subsample_selections(
     fraction: float = 0.9,
     seed: int = 0,
 ) -> list[np.ndarray]:
-    """``m`` selections, each ``fit_select(X[rows], draw)`` on its own subsample of
-    ``round(fraction · n)`` rows drawn without replacement; draw ``i``'s rows come from
-    ``numpy.random.SeedSequence([seed, i])``, so each is reproducible on its own."""
+    """``m`` selections, each ``fit_select(X[rows], draw)`` on the rows of
+    :func:`subsample_rows` draw ``draw``."""
     X = np.asarray(X)
-    n = X.shape[0]
-    if not 0 < fraction <= 1:
-        raise ValueError(f"fraction must be in (0, 1]; got {fraction}")
-    size = int(round(fraction * n))
-    if size < 2:
-        raise ValueError(f"a subsample of {size} samples is too small")
-    out = []
-    for i in range(m):
-        rng = np.random.default_rng(np.random.SeedSequence([seed, i]))
-        rows = np.sort(rng.choice(n, size=size, replace=False))
-        out.append(np.asarray(fit_select(X[rows], i)))
-    return out
+    rows = subsample_rows(X.shape[0], m=m, fraction=fraction, seed=seed)
+    return [np.asarray(fit_select(X[r], i)) for i, r in enumerate(rows)]

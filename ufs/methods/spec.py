@@ -20,7 +20,7 @@ How they are computed here (nothing ``n × n`` is dense, no full eigendecomposit
   :func:`ufs.methods.laplacian_score.laplacian_scores`, the one implementation of that
   formula (a test checks the identity against the eigen-expansion).
 * ``φ3``: the ``k`` largest eigenpairs of ``D^{-1/2} S D^{-1/2}`` (eigenvalues ``1 − λ_j``),
-  by :func:`ufs.eigen.component_eigenpairs`, the trivial vector ``ξ_1`` in closed form. On
+  by :func:`ufs.methods._spectral.normalized_affinity_pairs`, ``ξ_1`` in closed form. On
   a disconnected graph (or a connected one with ``λ_2`` below 1e-9) ``λ = 0`` is
   repeated: ``ξ_2 … ξ_b`` are then an orthonormal basis of the block's complement of
   ``ξ_1`` (an SVD of the block with ``ξ_1`` projected out), so only ``ξ_1`` is dropped. When the
@@ -56,10 +56,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..base import Selection, UFSSelector
-from ..eigen import component_eigenpairs
 from ..fit_warnings import DegenerateFitWarning, RoundoffSolveWarning
 from ..graph import degree
-from ..linalg import thin_svd
+from ._spectral import normalized_affinity_pairs
 from .laplacian_score import laplacian_scores
 
 __all__ = ["SPEC", "spec_scores", "STYLES", "ORDERS"]
@@ -92,35 +91,14 @@ def _phi3(X: np.ndarray, S, d: np.ndarray, k: int, seed: int) -> tuple[np.ndarra
         raise ValueError(f"phi3 needs 1 <= k <= n_samples - 1 = {n - 1}; got k={k}")
     if k == 1:  # Σ_{j=2}^{1}: no eigenvector, every score 0 (the estimator says so)
         return np.zeros(X.shape[1]), False
-    with np.errstate(divide="ignore"):
-        dmh = np.where(d > 0, 1.0 / np.sqrt(d), 0.0)
-    Dm = sp.diags(dmh)
-    M = (Dm @ sp.csr_matrix(S) @ Dm).tocsr()  # eigenvalues 1 − λ_j
-    res = component_eigenpairs(
-        M,
-        k,
-        which="largest",
-        trivial_weights=np.sqrt(d),
-        trivial_value=1.0,
-        dense_limit=DENSE_LIMIT,
-        seed=seed,
-    )
-    w, U = res.values, res.vectors
-    u0 = np.sqrt(d) / np.linalg.norm(np.sqrt(d))  # ξ_1
-    b = int(np.sum(w > w[0] - 1e-9))  # the λ = 0 block (one per connected component)
-    U = U.copy()
-    if b > 1:  # ξ_2..ξ_b: an orthonormal basis of the block's complement of ξ_1
-        block = U[:, :b] - np.outer(u0, u0 @ U[:, :b])
-        left, _, _ = thin_svd(block)
-        U[:, 1:b] = left[:, : b - 1]
-    U[:, 0] = u0
+    w, U, tied = normalized_affinity_pairs(S, k, d, seed=seed, dense_limit=DENSE_LIMIT)
     lam = 1.0 - w[1:]
     Fh = np.sqrt(d)[:, None] * X  # D^{1/2} f, per column
     norm2 = np.einsum("ij,ij->j", Fh, Fh)
     alpha2 = (U[:, 1:].T @ Fh) ** 2  # (k − 1) × p, times ‖D^{1/2} f‖²
     with np.errstate(divide="ignore", invalid="ignore"):
         phi = ((2.0 - lam)[:, None] * alpha2).sum(axis=0) / norm2
-    return np.where(_degenerate(norm2, d, X), -np.inf, phi), bool(res.tied_at_boundary)
+    return np.where(_degenerate(norm2, d, X), -np.inf, phi), tied
 
 
 def spec_scores(

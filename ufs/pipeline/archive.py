@@ -68,6 +68,8 @@ MEMBER_GLOBS = (
     # (workflow/scripts/_warm.py; ufs.report.aggregate.warm_cpu)
     ("logs", "**/*.warm.json"),
     ("data", "*.json"),
+    # the selection stability of each method and data set (ufs.pipeline.stability_step)
+    ("stability", "*/*.json"),
 )
 #: the fixed time stamp of every member (2000-01-01): the bytes do not depend on when
 #: the files were written
@@ -105,6 +107,7 @@ def _counts(members: Iterable[str]) -> dict[str, int]:
         "benchmark_files": sum(m.startswith("benchmarks/") for m in members),
         "warm_cpu_records": sum(m.startswith("logs/") for m in members),
         "data_records": sum(m.startswith("data/") for m in members),
+        "stability_records": sum(m.startswith("stability/") for m in members),
         "input_scaling_tables": sum(m.startswith("input_scaling/") for m in members),
     }
 

@@ -122,10 +122,13 @@ class RunCost:
     kmeans_cpu_s: float = 0.0
     unmodelled: set[str] = field(default_factory=set)
     fetch: dict[str, int | None] = field(default_factory=dict)  # data set → bytes (None: unknown)
+    stability_jobs: int = 0  # stability jobs (ufs.pipeline.stability_step) not on disk
+    stability_fits: int = 0  # their fits (m each)
+    stability_cpu_s: float = 0.0
 
     @property
     def cpu_hours(self) -> float:
-        return (self.fit_cpu_s + self.kmeans_cpu_s) / 3600
+        return (self.fit_cpu_s + self.kmeans_cpu_s + self.stability_cpu_s) / 3600
 
 
 def run_cost(
@@ -167,7 +170,28 @@ def run_cost(
                 if "<kmeans>" in model.coef:
                     total_h = float(sum(h for h in hs if h is not None) or sum(inst.hs))
                     out.kmeans_cpu_s += model.predict("<kmeans>", n, p, c, total_h)
+    _stability_cost(out, plan, config, Path(output_dir), model, budget)
     return out
+
+
+def _stability_cost(out: RunCost, plan, config, output_dir: Path, model, budget) -> None:
+    """Add the stability jobs not on disk: ``m`` fits each on ``fraction · n`` samples, at
+    the job's h, priced by the fit cost model."""
+    from .stability_step import stability_config, stability_jobs
+
+    cfg = stability_config(config)
+    for dataset, method, h in stability_jobs(plan, config):
+        if (output_dir / "stability" / dataset / f"{method}.json").is_file():
+            continue
+        inst = plan.instances[dataset]
+        out.stability_jobs += 1
+        out.stability_fits += int(cfg["m"])
+        if method not in model.coef or inst.n_samples is None or inst.n_classes is None:
+            out.unmodelled.add(method)
+            continue
+        n = max(2, round(float(cfg["fraction"]) * inst.n_samples))
+        one = model.predict(method, n, inst.n_features, inst.n_classes, h)
+        out.stability_cpu_s += int(cfg["m"]) * min(one, budget)
 
 
 def _size(nbytes: int) -> str:
@@ -179,12 +203,20 @@ def cost_line(cost: RunCost) -> str:
     parts = [
         f"{cost.jobs} fit job(s) to run" + (f", {cost.kept} on disk kept" if cost.kept else "")
     ]
-    if cost.jobs:
+    if cost.stability_jobs:
+        parts.append(
+            f"{cost.stability_jobs} stability job(s) ({cost.stability_fits} fits on subsamples)"
+        )
+    if cost.jobs or cost.stability_jobs:
         hours = cost.cpu_hours
         secs = hours * 3600
         est = f"{hours:.2f} CPU-h" if hours >= 0.01 else f"{max(secs, 1):.0f} CPU-s"
         est = est if secs >= 1 else "under 1 CPU-s"
-        parts.append(f"about {est} by the cost model (fits and k-means)")
+        parts.append(
+            f"about {est} by the cost model (fits, k-means"
+            + (", stability" if cost.stability_jobs else "")
+            + ")"
+        )
         if cost.unmodelled:
             parts.append(
                 f"the fits of {', '.join(sorted(cost.unmodelled))} not priced (no cost model)"

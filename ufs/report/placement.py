@@ -331,6 +331,8 @@ def placement_plan(
             "give a mirror (--mirror-dir or UFS_MIRROR), or download them with --fetch"
         )
     run = {**full, "datasets": {d: archived[d] for d in placed}}
+    # the archive holds no other method's stability to place this one's against
+    run["stability"] = {**(run.get("stability") or {}), "enabled": False}
     if run.get("oracle_datasets") is not None:
         run["oracle_datasets"] = [d for d in run["oracle_datasets"] if d in placed]
     out = PlacementPlan(run, list(archived), placed, missing, mirror, cache, sizes=sizes)

@@ -11,8 +11,9 @@ import ufs.plugins
 import ufs.tracking
 from snakemake.exceptions import WorkflowError
 from ufs.pipeline.config import CHUNK_PATTERN, ConfigError, build_plan
-from ufs.pipeline.lineage import PlanLineage
+from ufs.pipeline.lineage import PlanLineage, closure_code
 from ufs.pipeline.slices import full_config, slice_note, slice_view
+from ufs.pipeline.stability_step import stability_config, stability_jobs, stability_settings
 from ufs.pipeline.user_data import check_user_files
 
 # the mirror and the download cache are the machine's (ufs.datasets.locations): a mirror
@@ -281,6 +282,18 @@ def evaluations_of_base(base):
     return [f for d, i in PLAN.instances.items() if i.base == base for f in evaluations_of(d)]
 
 
+# Selection stability (workflow/rules/stability.smk, ufs.pipeline.stability_step): one job
+# per (data set, method), at the h of STABILITY_JOBS
+STABILITY = stability_config(config)
+STABILITY_METHODS = stability_settings(PLAN) if STABILITY["enabled"] else {}
+STABILITY_JOBS = {(d, m): h for d, m, h in stability_jobs(PLAN, config)}
+STABILITY_CODE = closure_code("pipeline/stability_step.py", "stability.py")
+
+
+def stability_files():
+    return [f"{OUT}/stability/{d}/{m}.json" for d, m in STABILITY_JOBS]
+
+
 def all_targets():
     """Every user-facing output (called from the all target once every rule exists) - the
     per-chunk evaluations, every output of the aggregate rules (tables .md and .csv,
@@ -297,6 +310,8 @@ def all_targets():
         targets += expand(list(rules.track.output), dataset=list(PLAN.instances))
     if PUBLISHED:
         targets += list(rules.compare_published.output)
+    if STABILITY_METHODS:  # workflow/rules/stability.smk
+        targets += stability_files() + list(rules.stability_table.output)
     return [str(f) for f in targets]
 
 

@@ -1,0 +1,23 @@
+"""The stability of one method on one data set (adapter over ufs.pipeline.stability_step)."""
+
+from _job import setup
+
+# first: with warm workers on, this process hands the script to one and exits here
+setup(snakemake)  # noqa: F821
+
+from ufs.pipeline.stability_step import run_stability
+
+sm = snakemake  # noqa: F821
+run_stability(
+    sm.input.data,
+    sm.wildcards.method,
+    dict(sm.params.params),
+    int(sm.params.h),
+    sm.output[0],
+    seed=int(sm.params.seed),
+    m=int(sm.params.m),
+    fraction=float(sm.params.fraction),
+    level=float(sm.params.level),
+    budget_seconds=sm.params.budget,
+    pid=sm.params.setting,
+)
