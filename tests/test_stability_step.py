@@ -85,16 +85,34 @@ def test_the_report_marks_what_it_could_not_compute(data, tmp_path):
     assert "No method selects" in stability_markdown(frame.iloc[:0])
 
 
+def _client(workdir):
+    from mlflow.tracking import MlflowClient
+
+    return MlflowClient(tracking_uri=f"sqlite:///{workdir / 'results' / 'mlflow.db'}")
+
+
+def _parents(workdir):
+    client = _client(workdir)
+    exp = client.get_experiment_by_name("stability")
+    runs = client.search_runs([exp.experiment_id], max_results=1000)
+    return [r for r in runs if "ufs.parent" in r.data.tags]
+
+
+def _history(workdir, run_id):
+    return _client(workdir).get_metric_history(run_id, "stability")
+
+
 def test_the_workflow_runs_one_stability_job_per_method_and_data_set(tmp_path):
     config = {
         **TINY,
         "datasets": {"wine": {"h": [2, 4, 6]}},
         "methods": {"all_features": {}, "random": {}, "laplacian_score": {}, "spec": {}},
-        "mlflow": {"enabled": False},
+        "mlflow": {"experiment": "stability"},
         "stability": {"m": 3},
     }
     cfg = write_config(tmp_path, config)
     run_snakemake(tmp_path, cfg)
+    runs_before = _parents(tmp_path)
     out = tmp_path / "results"
     files = sorted(p.name for p in (out / "stability" / "wine").glob("*.json"))
     assert files == ["laplacian_score.json", "spec.json"]
@@ -103,6 +121,16 @@ def test_the_workflow_runs_one_stability_job_per_method_and_data_set(tmp_path):
     frame = pd.read_csv(out / "stability.csv")
     assert set(frame["method"]) == {"laplacian_score", "spec"} and frame["acc_mean"].notna().all()
     assert (out / "figures" / "stability_vs_acc.png").is_file()
+    # MLflow: each method's parent run on the data set carries its stability, once
+    parents = {r.data.tags["method"]: r for r in runs_before}
+    assert parents["spec"].data.metrics["stability"] == pytest.approx(rec["stability"])
+    assert parents["spec"].data.tags["stability_h"] == "4"
+    assert "stability" not in parents["all_features"].data.metrics
+    run_snakemake(tmp_path, cfg, "--forcerun", "track_stability")  # idempotent
+    again = {r.data.tags["method"]: r for r in _parents(tmp_path)}
+    assert again["spec"].info.run_id == parents["spec"].info.run_id
+    history = _history(tmp_path, again["spec"].info.run_id)
+    assert len(history) == 1  # not logged twice
     # turned off: no stability job is planned
     dry = run_snakemake(tmp_path, cfg, "-n", "--config", "stability={enabled: false}")
     text = dry.stdout + dry.stderr

@@ -288,6 +288,7 @@ STABILITY = stability_config(config)
 STABILITY_METHODS = stability_settings(PLAN) if STABILITY["enabled"] else {}
 STABILITY_JOBS = {(d, m): h for d, m, h in stability_jobs(PLAN, config)}
 STABILITY_CODE = closure_code("pipeline/stability_step.py", "stability.py")
+STABILITY_TRACK_CODE = closure_code("tracking/stability.py")
 
 
 def stability_files():
@@ -312,6 +313,9 @@ def all_targets():
         targets += list(rules.compare_published.output)
     if STABILITY_METHODS:  # workflow/rules/stability.smk
         targets += stability_files() + list(rules.stability_table.output)
+        if MLFLOW_ENABLED:
+            datasets = sorted({d for d, _ in STABILITY_JOBS})
+            targets += expand(list(rules.track_stability.output), dataset=datasets)
     return [str(f) for f in targets]
 
 

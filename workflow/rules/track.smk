@@ -72,3 +72,32 @@ rule track:
         "MLflow: log the runs of {wildcards.dataset} (one per setting and h)"
     script:
         "../scripts/track_mlflow.py"
+
+
+rule track_stability:
+    # The stability of each method on the data set, on its parent run (ufs.tracking.stability)
+    input:
+        receipt=f"{OUT}/mlflow/{{dataset}}.json",
+        stability=lambda w: [
+            f"{OUT}/stability/{w.dataset}/{m}.json" for d, m in STABILITY_JOBS if d == w.dataset
+        ],
+        data=data_file("{dataset}"),
+    output:
+        f"{OUT}/mlflow/stability/{{dataset}}.json",
+    log:
+        f"{OUT}/logs/track_stability/{{dataset}}.log",
+    conda:
+        "../envs/ufs.yaml"
+    resources:
+        runtime=10,
+        mem_mb=2000,
+        mlflow_writers=1,
+    params:
+        uri=MLFLOW_URI_PARAM,
+        experiment=MLFLOW_EXPERIMENT,
+        store=MLFLOW_STORE,
+        code=STABILITY_TRACK_CODE,
+    message:
+        "MLflow: the stability of the methods on {wildcards.dataset}"
+    script:
+        "../scripts/track_stability.py"
