@@ -121,6 +121,9 @@ def test_the_workflow_runs_one_stability_job_per_method_and_data_set(tmp_path):
     frame = pd.read_csv(out / "stability.csv")
     assert set(frame["method"]) == {"laplacian_score", "spec"} and frame["acc_mean"].notna().all()
     assert (out / "figures" / "stability_vs_acc.png").is_file()
+    summary = (out / "summary.md").read_text()
+    assert "## Selection stability" in summary and "[stability.md](stability.md)" in summary
+    assert f"spec {rec['stability']:.3f}" in summary
     # MLflow: each method's parent run on the data set carries its stability, once
     parents = {r.data.tags["method"]: r for r in runs_before}
     assert parents["spec"].data.metrics["stability"] == pytest.approx(rec["stability"])

@@ -648,6 +648,15 @@ def _answer_lines(results, tables: pd.DataFrame, timing: dict, links: list[str],
     return lines
 
 
+def _stability_lines(csv: str | Path, out_dir: Path) -> list[str]:
+    import os
+
+    from .stability_report import stability_summary_lines
+
+    md = Path(csv).with_suffix(".md")
+    return stability_summary_lines(csv, Path(os.path.relpath(md, out_dir)).as_posix())
+
+
 def write_summary(
     tables_md: list[str | Path],
     tables_csv: list[str | Path],
@@ -666,6 +675,7 @@ def write_summary(
     note: list[str] = (),
     out_details: str | Path | None = None,
     families: dict[str, str] | None = None,
+    stability: str | Path | None = None,
 ) -> str | None:
     """``summary.md`` (the answer in a few lines, what the tests support, the leaderboard,
     ranks across data sets, solver failures, links to the per-data-set tables, timing),
@@ -675,8 +685,9 @@ def write_summary(
     table in LaTeX (``out_tex``, default ``ranks.tex`` beside ``out_md``). ``note``:
     markdown lines after the scope line (a sliced run's
     :func:`ufs.pipeline.slices.slice_note`). ``families``: the config's ``family:`` entries
-    (data set → family), merged with the registered families in every view. Returns the
-    end-of-run warning, if any."""
+    (data set → family), merged with the registered families in every view. ``stability``:
+    the run's ``stability.csv`` (:mod:`ufs.report.stability_report`), summarised in a
+    section of its own. Returns the end-of-run warning, if any."""
     import os
 
     from ..stats import ranking, references, views
@@ -748,6 +759,7 @@ def write_summary(
             ),
             rank_report.overview_markdown(results, figure_dir=figdir),
             failure_markdown(counts),
+            *(_stability_lines(stability, out_dir) if stability else []),
             "## Per data set",
             "",
             "Each data set's tables (scores against h under both protocols, the references, "

@@ -17,7 +17,12 @@ import pandas as pd
 from ..fileio import read_json, write_text
 from ..pipeline.status import STATUS_MARK
 
-__all__ = ["stability_frame", "stability_markdown", "write_stability_report"]
+__all__ = [
+    "stability_frame",
+    "stability_markdown",
+    "stability_summary_lines",
+    "write_stability_report",
+]
 
 COLUMNS = [
     "dataset",
@@ -114,6 +119,28 @@ def stability_markdown(frame: pd.DataFrame) -> str:
     total = frame["cpu_seconds"].sum()
     lines += ["", f"The stability fits took {total:.1f} CPU-s in all.", ""]
     return "\n".join(lines)
+
+
+def stability_summary_lines(csv: str | Path, link: str) -> list[str]:
+    """The summary's section: each method's median stability over the data sets (most
+    stable first; ties shown as ties), and a link to the full table ``link``."""
+    frame = pd.read_csv(csv)
+    lines = ["## Selection stability", ""]
+    values = frame.assign(stability=pd.to_numeric(frame["stability"], errors="coerce"))
+    med = values.groupby("method")["stability"].median().dropna()
+    if med.empty:
+        return lines + [f"No stability could be computed ([{link}]({link})).", ""]
+    m = int(frame["m"].iloc[0])
+    ranked = sorted(med.items(), key=lambda kv: (-round(kv[1], 3), kv[0]))
+    cells = ", ".join(f"{name} {value:.3f}" for name, value in ranked)
+    missing = sorted(set(frame["method"]) - set(med.index))
+    lines.append(
+        f"Median Φ̂ over the data sets ({m} seeded subsamples each, label-free settings, the "
+        f"middle h; 1 = the same features every time, 0 = chance): {cells}."
+        + (f" Not computed for {', '.join(missing)}." if missing else "")
+        + f" Per data set, with intervals and flags: [{link}]({link})."
+    )
+    return lines + [""]
 
 
 def _figure(frame: pd.DataFrame, png: str | Path) -> None:

@@ -104,6 +104,8 @@ rule summary:
         tables=expand(f"{OUT}/tables/{{base}}.md", base=BASES),
         csv=expand(f"{OUT}/tables/{{base}}.csv", base=BASES),
         evaluations=[f for d in PLAN.instances for f in evaluations_of(d)],
+        # the selection stability's table (workflow/rules/stability.smk), when it runs
+        stability=[f"{OUT}/stability.csv"] if STABILITY_METHODS else [],
     output:
         md=f"{OUT}/summary.md",
         # every test against the references, scores and ranks per data set (linked)

@@ -30,6 +30,7 @@ warning = write_summary(
     note=list(sm.params.note),
     out_details=sm.output.details,
     families=dict(sm.params.families),
+    stability=sm.input.stability[0] if len(sm.input.stability) else None,
 )
 if warning:  # to the job's log; the Snakefile's onsuccess handler repeats it at the end
     print(warning, file=sys.stderr)
