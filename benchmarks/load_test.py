@@ -104,6 +104,8 @@ def build_config(
         "evaluation": {"restarts": restarts},
         "jobs": {"tasks_per_job": 1},
         "mlflow": {"enabled": True, "experiment": experiment},
+        # the load is the evaluate and logging jobs; the stability step is another job kind
+        "stability": {"enabled": False},
         "datasets": {dataset: {"h": [h]}},
         "methods": {
             METHOD: {"defaults": {"gamma": gammas[0], "p": 1.0}, "grid": {"gamma": gammas}}
