@@ -314,7 +314,10 @@ def run(cores: int, configfile: str | None, workdir: Path, extra: list[str]) -> 
         **work,
         "cpu_per_rule": per_rule,
         # the jobs summary.md's *Time* counts, measured here from the jobs' own logs
-        "outside_share_summary_jobs": 1.0 - useful / summary_jobs if summary_jobs else None,
+        # (the stability step's jobs are not among them, so neither are its fits)
+        "outside_share_summary_jobs": (
+            1.0 - (useful - work["stability_fit_seconds"]) / summary_jobs if summary_jobs else None
+        ),
         "summary_md_share": (
             json.loads(timing.read_text()).get("cpu_outside_share") if timing.is_file() else None
         ),
