@@ -304,7 +304,7 @@ def _data_scope(args: argparse.Namespace) -> tuple[list[str] | None, str | None,
 
 def _data(args: argparse.Namespace) -> int:
     """List the data sets' states, or fetch them into the cache."""
-    from pathlib import Path
+    import contextlib
 
     from .datasets.availability import STATES, cache_file, data_states, download_size, fetch
     from .datasets.mirror import DownloadError
@@ -335,12 +335,16 @@ def _data(args: argparse.Namespace) -> int:
         for stale in remove_stale_parts(target.parent, target.name) if target else ():
             print(f"removed {stale}, left by a killed download")
         print(label, end="", flush=True)
-        watch = DownloadWatch(  # a bar on a terminal while the file downloads
-            target.parent if target else Path(cache),
-            target.name if target else "",
-            total=download_size(s.name),
-            stream=sys.stdout,
-            label=label,
+        watch = (  # a bar on a terminal while the file downloads
+            DownloadWatch(
+                target.parent,
+                target.name,
+                total=download_size(s.name),
+                stream=sys.stdout,
+                label=label,
+            )
+            if target
+            else contextlib.nullcontext()  # in a mirror only: nothing is downloaded
         )
         try:
             with watch:

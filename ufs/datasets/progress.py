@@ -18,7 +18,13 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-__all__ = ["DownloadWatch", "progress_line", "remove_stale_parts"]
+__all__ = ["DownloadWatch", "part_files", "progress_line", "remove_stale_parts"]
+
+
+def part_files(folder: str | Path, name: str) -> list[Path]:
+    """The temporary files of downloads of ``name`` in ``folder`` (``.<name>.*.part``,
+    :func:`ufs.datasets.mirror.fetch_file`'s ``mkstemp`` prefix and suffix)."""
+    return list(Path(folder).glob(f".{name}.*.part"))
 
 
 def _mb(n: float) -> str:
@@ -65,7 +71,7 @@ class DownloadWatch:
     def written(self) -> int:
         """Bytes in the download's temporary file now (0 when there is none)."""
         size = 0
-        for part in self.folder.glob(f".{self.name}.*.part"):
+        for part in part_files(self.folder, self.name):
             try:
                 size = max(size, part.stat().st_size)
             except FileNotFoundError:  # renamed or removed between glob and stat
@@ -111,7 +117,7 @@ def remove_stale_parts(folder: str | Path, name: str, *, older_than: float = 300
     (it appears by an atomic rename), so this only frees space."""
     removed = []
     now = time.time()
-    for part in Path(folder).glob(f".{name}.*.part"):
+    for part in part_files(folder, name):
         try:
             if now - part.stat().st_mtime > older_than:
                 part.unlink()

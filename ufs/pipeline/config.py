@@ -41,6 +41,7 @@ from .config_checks import (  # re-exported: the config's checks, one import for
     check_config_size,
     check_duplicate_keys,
     coerce_config_strings,
+    config_flag,
     refuse_yte,
     schema_error_message,
     short_repr,
@@ -449,10 +450,7 @@ def _slice_references(config: dict[str, Any], methods: dict[str, Any]) -> list[s
     that a slice by ``only_methods`` leaves out, and keeps: every verdict of the slice's
     methods is against them, and their evaluations on disk make no job. None when the
     run is not sliced by method or ``slice_references`` is false."""
-    if (
-        not config.get("only_methods")
-        or str(config.get("slice_references", True)).lower() == "false"
-    ):
+    if not config.get("only_methods") or not config_flag(config.get("slice_references"), True):
         return []
     return [
         m
@@ -494,7 +492,7 @@ def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
     datasets = _only(config, "datasets")
     _require(bool(datasets), "datasets", "at least one dataset is required")
     offline_missing: set[str] = set()
-    if str(config.get("offline_only", False)).lower() == "true":
+    if config_flag(config.get("offline_only"), False):
         # what can be read here without the network: bundled, generated, in the mirror
         # or in the cache (ufs.datasets.availability, ufs.datasets.locations)
         from ..datasets.availability import missing_states

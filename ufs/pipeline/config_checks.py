@@ -37,6 +37,16 @@ _REPR.maxlevel, _REPR.maxlist, _REPR.maxtuple, _REPR.maxdict = 3, 8, 8, 8
 _REPR.maxstring, _REPR.maxother = 80, 80
 
 
+def config_flag(value: Any, default: bool) -> bool:
+    """A config switch: a YAML bool, or the string a ``--config key=false`` gives (the
+    schema's ``enum: [true, false, "true", "false"]``). Only the word opposite to
+    ``default`` (any case) turns it from its default; ``None`` is the default."""
+    if value is None:
+        return default
+    word = str(value).lower()
+    return word != "false" if default else word == "true"
+
+
 def short_repr(value: Any, limit: int = 200) -> str:
     """``repr(value)`` cut to about ``limit`` characters, in time independent of the size
     of ``value`` (nested and shared containers included)."""

@@ -33,6 +33,7 @@ from ..preprocessing import input_matrix
 from ..registry import get_method, make_estimator
 from ..stability import selection_matrix, stability, subsample_rows
 from .budget import BUDGET_ERRORS, budget_reason, fit_budget
+from .config_checks import config_flag
 from .status import fit_status, worst
 from .steps import _scalar_attributes, fixed_iteration_budget, load_data
 
@@ -53,7 +54,7 @@ def stability_config(config: dict[str, Any]) -> dict[str, Any]:
     """The config's ``stability`` section with its defaults (``enabled`` as a bool: a
     ``--config stability='{enabled: false}'`` may give a string)."""
     out = {**STABILITY_DEFAULTS, **(config.get("stability") or {})}
-    out["enabled"] = str(out["enabled"]).lower() != "false"
+    out["enabled"] = config_flag(out["enabled"], True)
     return out
 
 
