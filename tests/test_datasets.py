@@ -30,7 +30,7 @@ MIRROR_NAMES = [
 OPENML_NAMES = ["micromass", "hars", "gina", "fabert", "dilbert"]
 # the K-means UFS paper's six: Fashion-MNIST from the mirror's IDX files
 KMEANS_UFS_NAMES = [*OPENML_NAMES, "fashion_mnist"]
-OFFLINE_MISSING = ["lung", "mnist4000", "20ng"]
+OFFLINE_MISSING = ["lung", "20ng"]
 
 
 def _manifest(root: Path) -> dict[str, dict[str, str]]:

@@ -173,6 +173,10 @@ def test_the_data_set_counts_are_the_registrys():
     assert f"{len(url)} fetched from a pinned public URL" in text
     assert f"{len(openml)} from OpenML" in text
     assert f"{len(manual)} with no public download (" + ", ".join(f"`{m}`" for m in manual) in text
+    from ufs.datasets.families import family_of
+
+    families = {family_of(s.name) for s in specs}  # the simulations are one family
+    assert f"; {len(families)} families, the data sets of one source counting once" in text
 
 
 def test_the_default_runs_time_is_the_performance_pages():
