@@ -267,6 +267,12 @@ class UFSSelector(SelectorMixin, BaseEstimator):
     #: ``||w_i||²``; then ``fit`` records ``resolved_rank_`` (:func:`resolved_rank`) and
     #: warns (:class:`DegenerateFitWarning`) when it is below the number of features
     score_power: ClassVar[float | None] = None
+    #: importable modules a fit needs beyond the core dependencies (an optional extra, e.g.
+    #: ``("torch",)`` for the neural selectors, imported only inside ``fit``); a method
+    #: whose modules are missing is listed as unavailable and skipped by the workflow
+    requires: ClassVar[tuple[str, ...]] = ()
+    #: the command that installs :attr:`requires` (said wherever the method is unavailable)
+    install_hint: ClassVar[str] = ""
 
     # -- the contract ---------------------------------------------------------------
     def fit(self, X, y=None, graph=None):
