@@ -41,13 +41,28 @@ def _unknown_methods(names: list[str]) -> str:
     )
 
 
+def _unavailable(name: str) -> str:
+    """An error line when the registered method ``name`` cannot be fitted here (a module
+    of an optional extra missing), with the command that installs it; "" otherwise (a
+    name the registry does not know is left to the command's own checks)."""
+    from .registry import unavailable_reason
+
+    try:
+        reason = unavailable_reason(name)
+    except ValueError:
+        return ""
+    return f"error: method {name!r} cannot be fitted here: it {reason}" if reason else ""
+
+
 def _demo(args: argparse.Namespace) -> int:
     from .datasets import load_dataset
     from .evaluation import evaluate_clustering
     from .preprocessing import input_matrix, standardize
     from .registry import make_estimator
 
-    error = _unknown_methods(args.methods)
+    error = _unknown_methods(args.methods) or "\n".join(
+        filter(None, (_unavailable(m) for m in args.methods))
+    )
     if error:
         print(error, file=sys.stderr)
         return 2
@@ -85,8 +100,10 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _methods(args: argparse.Namespace) -> int:
     """One block per registered method: kind, reference, label-free defaults, the paper's
-    grid (settings count) and fixed parameters; ``--brief`` gives one line each."""
-    from .registry import available_methods, expand_grid, get_method
+    grid (settings count) and fixed parameters; ``--brief`` gives one line each. A method
+    that cannot be fitted here (a module of an optional extra missing) says so, with the
+    command that installs it, in one line."""
+    from .registry import available_methods, expand_grid, get_method, unavailable_reason
 
     names = args.names or available_methods()
     error = _unknown_methods(names)
@@ -95,10 +112,14 @@ def _methods(args: argparse.Namespace) -> int:
         return 2
     for name in names:
         spec = get_method(name)
+        reason = unavailable_reason(name)
         if args.brief:
-            print(f"{name:<20}{spec.kind:<9}{spec.reference}")
+            mark = f"[unavailable here: {reason}] " if reason else ""
+            print(f"{name:<20}{spec.kind:<9}{mark}{spec.reference}")
             continue
         print(f"{name}  ({spec.kind})  {spec.reference}")
+        if reason:
+            print(f"    unavailable here: {reason}")
         fmt = lambda d: ", ".join(f"{k}={v}" for k, v in d.items()) or "-"  # noqa: E731
         print(f"    label-free defaults: {fmt(spec.defaults)}")
         if spec.grid:
@@ -416,6 +437,10 @@ def _compare(args: argparse.Namespace) -> int:
     overlay = {}
     if args.config:
         overlay = yaml.safe_load(Path(args.config).read_text()) or {}
+    error = _unavailable(args.method)
+    if error:
+        print(error, file=sys.stderr)
+        return 2
     results = Path(args.results or f"results/compare-{args.method}")
     out = Path(args.out or f"{results}.md")
     print(

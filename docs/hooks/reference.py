@@ -178,6 +178,11 @@ def methods_reference() -> str:
             "",
             f"- label-free default: `{json.dumps(spec.defaults, default=str)}`",
             f"- label-tuned grid: `{json.dumps(spec.grid, default=str)}`",
+            *(
+                [f"- needs: {', '.join(f'`{m}`' for m in cls.requires)} (`{cls.install_hint}`)"]
+                if cls.requires
+                else []
+            ),
             "",
             "```python",
             f"{cls.__qualname__}{inspect.signature(cls)}",

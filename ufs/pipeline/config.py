@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import math
+import sys
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,15 @@ from typing import Any
 
 from ..datasets import get_dataset
 from ..preprocessing import check_input_space
-from ..registry import available_methods, expand_grid, get_method, make_estimator, params_id
+from ..registry import (
+    available_methods,
+    expand_grid,
+    get_method,
+    make_estimator,
+    params_id,
+    unavailable_note,
+    unavailable_reason,
+)
 from .config_checks import (  # re-exported: the config's checks, one import for callers
     _NAME,
     LARGE_PLAN,
@@ -150,6 +159,10 @@ class Plan:
     tuned: frozenset[str] = frozenset()
     #: the config's references a slice by ``only_methods`` keeps (:func:`_slice_references`)
     kept_references: list[str] = field(default_factory=list)
+    #: methods of the config left out because a module their fit needs is not installed
+    #: here (``build_plan(skip_unavailable=True)``): name → why
+    #: (:func:`ufs.registry.unavailable_reason`)
+    unavailable: dict[str, str] = field(default_factory=dict)
     _index: dict[tuple[str, str], Setting] = field(default_factory=dict, repr=False, compare=False)
     _chunks: dict[str, dict[str, list[Task]]] = field(
         default_factory=dict, repr=False, compare=False
@@ -470,12 +483,21 @@ def _register_config_methods(methods: dict[str, Any]) -> None:
         raise ConfigError(f"config {exc}") from None
 
 
-def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
+def build_plan(
+    config: dict[str, Any], *, warn: bool = True, skip_unavailable: bool = False
+) -> Plan:
     """Validate ``config`` semantically and expand it into a :class:`Plan`.
 
-    ``warn``: also issue what :attr:`Plan.warnings` records as a :class:`PlanSizeWarning`
-    (the workflow logs ``Plan.warnings`` itself). Strings are not coerced here: the
-    Snakefile has read the ``--config`` ones by the schema (:func:`coerce_config_strings`)."""
+    ``skip_unavailable``: leave out the methods (of the run, ``only_methods`` included)
+    whose fit needs a module that is not installed here (an optional extra such as
+    ``torch``; :func:`ufs.registry.unavailable_reason`), recorded in
+    :attr:`Plan.unavailable`: the workflow's run does. By default the plan is the config's
+    whatever is installed, as an archive's curation, a lineage migration and the reports
+    need it. ``warn``: also issue what :attr:`Plan.warnings` records as a
+    :class:`PlanSizeWarning`, and print the one line of the methods left out
+    (:func:`ufs.registry.unavailable_note`) to stderr (the workflow logs both itself).
+    Strings are not coerced here: the Snakefile has read the ``--config`` ones by the
+    schema (:func:`coerce_config_strings`)."""
     check_config_size(config)
     for section in ("datasets", "methods"):
         for name in config.get(section) or {}:
@@ -567,10 +589,25 @@ def build_plan(config: dict[str, Any], *, warn: bool = True) -> Plan:
         "datasets",
         f"no dataset is available offline (skipped: {plan.skipped})",
     )
-    methods = _only(config, "methods")
-    _require(bool(methods), "methods", "at least one method is required")
-    plan.kept_references = _slice_references(config, methods)
-    methods = {**methods, **{m: config["methods"][m] for m in plan.kept_references}}
+    sliced = _only(config, "methods")
+    _require(bool(sliced), "methods", "at least one method is required")
+    plan.kept_references = _slice_references(config, sliced)
+    methods = {**sliced, **{m: config["methods"][m] for m in plan.kept_references}}
+    if skip_unavailable:
+        for name in list(methods):
+            try:
+                reason = unavailable_reason(name)
+            except ValueError:  # not registered: named by the check of each method below
+                continue
+            if reason:
+                plan.unavailable[name] = reason
+                del methods[name]
+        if not set(methods) - set(plan.kept_references):
+            # the slice's own methods all left out: its references have nothing to be
+            # compared with, and the plan has no job (the workflow's run does nothing)
+            methods, plan.kept_references = {}, []
+        if plan.unavailable and warn:
+            print(unavailable_note(plan.unavailable), file=sys.stderr)
     protocols = set(config.get("protocols") or PROTOCOLS)
     _require(
         bool(protocols) and protocols <= set(PROTOCOLS),

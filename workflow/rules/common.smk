@@ -1,6 +1,7 @@
 # Plan, paths and input functions shared by every rule. All logic lives in `ufs.pipeline` (plan, steps, lineage).
 import os
 import re
+import sys
 
 import ufs.datasets.availability
 import ufs.datasets.families
@@ -8,6 +9,7 @@ import ufs.datasets.locations
 import ufs.pipeline.io
 import ufs.pipeline.run_cost
 import ufs.plugins
+import ufs.registry
 import ufs.tracking
 from snakemake.exceptions import WorkflowError
 from ufs.pipeline.config import CHUNK_PATTERN, ConfigError, build_plan
@@ -22,7 +24,9 @@ DATA_MIRROR = ufs.datasets.locations.data_mirror(config)
 config["mirror_dir"] = DATA_MIRROR or ""
 DATA_CACHE = ufs.datasets.locations.data_cache(config)
 try:
-    PLAN = build_plan(config, warn=False)
+    # a method whose fit needs a module not installed here (an optional extra: torch for
+    # the neural selectors) is left out of the run, said in one line below
+    PLAN = build_plan(config, warn=False, skip_unavailable=True)
     # a user's own data file is read in full here, so that a bad value stops the run before
     # any job, as a config error does (ufs.pipeline.user_data; cached until the file changes)
     check_user_files(PLAN, os.path.join(config.get("resources_dir", "resources"), "checked"))
@@ -31,6 +35,13 @@ except ConfigError as exc:
 
 for _warning in PLAN.warnings:  # e.g. a plan larger than ufs.pipeline.config.LARGE_PLAN
     logger.warning(_warning)
+
+# the config's methods that cannot be fitted here, the slice's and the others' (a sliced
+# run's tables leave them out too): one line on stderr, shown with --quiet too
+# (ufs.registry.unavailable_note)
+_UNAVAILABLE_NOTE = ufs.registry.unavailable_note(config.get("methods") or {})
+if _UNAVAILABLE_NOTE:
+    print(_UNAVAILABLE_NOTE, file=sys.stderr)
 
 if PLAN.skipped:
     logger.warning(
@@ -65,7 +76,7 @@ os.environ[ufs.plugins.CONFIG_METHODS_ENV] = ufs.plugins.config_methods_env(
 # A sliced run (only_methods, only_datasets) builds its tables from every evaluation of the
 # whole config on disk and says what they leave out (ufs.pipeline.slices).
 _FULL = full_config(config)
-_FULL_PLAN = build_plan(_FULL, warn=False) if _FULL else None
+_FULL_PLAN = build_plan(_FULL, warn=False, skip_unavailable=True) if _FULL else None
 SLICE = slice_view(config, PLAN, _FULL_PLAN, OUT)
 # a run that would write its summary over another config's report says so first
 _REPLACED = ufs.pipeline.run_cost.replaced_report(
@@ -299,7 +310,10 @@ def all_targets():
     """Every user-facing output (called from the all target once every rule exists) - the
     per-chunk evaluations, every output of the aggregate rules (tables .md and .csv,
     figures, summary, timing, comparison) and the MLflow markers. A deleted one is rebuilt
-    by a plain re-run, and `snakemake --report` finds every file it shows."""
+    by a plain re-run, and `snakemake --report` finds every file it shows. None when
+    every method of the run is left out (not installed here: ``PLAN.unavailable``)."""
+    if not PLAN.settings:
+        return []
     targets = [f for d in PLAN.instances for f in evaluations_of(d)]
     # the data records (constant features dropped, ...): documented outputs
     targets += [f"{OUT}/data/{d}.json" for d in PLAN.instances]
