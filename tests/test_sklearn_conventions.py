@@ -45,11 +45,19 @@ N_CLUSTERS = {"udfs": 1}
 #: step when adding one).
 EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {}
 
+#: the neural selectors' training budget, shortened: the contract checked here does not
+#: depend on it, and 300-500 epochs per fit over sklearn's ~40 checks would take minutes
+SHORT_TRAINING = {
+    "cae": {"epochs": 3, "tryout_limit": 1},
+    "ipcae": {"epochs": 3},
+    "lscae": {"epochs": 3},
+}
+
 
 def _estimator(name: str):
     return make_estimator(
         name,
-        get_method(name).defaults,
+        {**get_method(name).defaults, **SHORT_TRAINING.get(name, {})},
         n_features_to_select=1,
         n_clusters=N_CLUSTERS.get(name, 2),
         random_state=0,

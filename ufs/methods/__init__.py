@@ -7,6 +7,7 @@ by the label-tuned protocol) and its label-free ``defaults``.
 
 from ..method_spec import register
 from ._nonneg_spectral import GRID as _GRID_1E6_STEP100
+from .cae import ConcreteAutoencoder, IPConcreteAutoencoder
 from .dgufs import DGUFS
 from .eufs import EUFS
 from .fsasl import FSASL
@@ -15,6 +16,7 @@ from .golfs import GOLFS
 from .kmeans_ufs import KMeansUFS
 from .laplacian_score import LaplacianScore
 from .lrpfs import LRPFS
+from .lscae import LSConcreteAutoencoder
 from .mcfs import MCFS
 from .ndfs import NDFS
 from .nsslfs import NSSLFS
@@ -31,14 +33,17 @@ from .urafs import URAFS
 
 __all__ = [
     "AllFeatures",
+    "ConcreteAutoencoder",
     "DGUFS",
     "EUFS",
     "FSASL",
     "FSBC",
     "GOLFS",
+    "IPConcreteAutoencoder",
     "KMeansUFS",
     "LaplacianScore",
     "LRPFS",
+    "LSConcreteAutoencoder",
     "MCFS",
     "MaxVariance",
     "NDFS",
@@ -278,6 +283,32 @@ register(
     },
     defaults={"lam": 1.0, "gamma": 1.0},
     reference="Wang, Zhang, Bian, Wang, Nie, Li. Sparse and Flexible Projections for UFS (TKDE 2023)",
+)
+
+# -- neural selectors (the optional ``neural`` extra: PyTorch, imported inside fit) ---------
+# No grid: neither paper tunes a parameter of the model per data set; the training budget
+# (epochs, batch size) is each paper's code's, written here so that it is part of the
+# registry's record of the method. A fit over jobs.fit_budget_seconds is "budget exceeded".
+register(
+    "cae",
+    ConcreteAutoencoder,
+    defaults={"epochs": 300, "batch_size": None, "tryout_limit": 5},
+    reference="Abid, Balin, Zou. Concrete Autoencoders: Differentiable Feature Selection and "
+    "Reconstruction. ICML 2019",
+)
+register(
+    "ipcae",
+    IPConcreteAutoencoder,
+    defaults={"epochs": 300, "batch_size": None, "tryout_limit": 1},
+    reference="Nilsson, Wijk, Gutha, Englesson, Hotti, Saccardi, Kviman, Lagergren, Vinuesa, "
+    "Azizpour. Indirectly Parameterized Concrete Autoencoders. ICML 2024",
+)
+register(
+    "lscae",
+    LSConcreteAutoencoder,
+    defaults={"epochs": 500, "batch_size": 64},
+    reference="Shaham, Lindenbaum, Svirsky, Kluger. Deep unsupervised feature selection by "
+    "discarding nuisance and correlated features. Neural Networks 2022",
 )
 
 # Methods from outside the package: the installed packages' ``ufs.methods`` entry
