@@ -17,7 +17,9 @@ one ``torch.Generator`` seeded by ``random_state``; the fit runs in float32 on t
 deterministic algorithms and one thread, so one seed gives one selection on one machine.
 One thread: the networks are small (a ``k × d`` selector, hidden layers of 128-320 units),
 intra-op threads cost more than they save on them (measured: a loaded 2-core machine made a
-3-epoch fit 100× slower with two threads), and the workflow runs one job per core.
+3-epoch fit 100× slower with two threads), and the workflow runs one job per core. Adam is
+PyTorch's fused kernel (one update for all parameters: about a quarter less CPU per epoch
+than the per-tensor loop, ``benchmarks/neural_backend.py``).
 
 What every neural selector records (``fit``): ``objective_`` the per-epoch mean of the
 training loss (the convergence figure and MLflow draw it), ``selection_confidence_`` the

@@ -140,7 +140,7 @@ class ConcreteAutoencoder(ConcreteSelector):
                 torch, [k, *self.hidden, d], dropout=self.dropout, batch_norm=False, gen=gen
             )
             opt = torch.optim.Adam(
-                [*params, *decoder.parameters()], lr=self.learning_rate, eps=1e-7
+                [*params, *decoder.parameters()], lr=self.learning_rate, eps=1e-7, fused=True
             )
             steps = epochs * -(-n // batch)
             step, losses = 0, []

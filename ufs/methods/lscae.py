@@ -133,6 +133,7 @@ class LSConcreteAutoencoder(ConcreteSelector):
                 {"params": [logits], "lr": self.selector_lr},
             ],
             betas=(0.5, 0.999),
+            fused=True,
         )
         base = [self.decoder_lr, self.selector_lr]
         losses, rec_hist, ls_hist = [], [], []
