@@ -314,6 +314,15 @@ class UFSSelector(SelectorMixin, BaseEstimator):
     def _fit(self, X: np.ndarray) -> Selection:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def load_requirements(self) -> None:
+        """Import :attr:`requires` now. The workflow calls it before it starts a fit's
+        clocks: importing an optional library (PyTorch: ~1.5 CPU-s) is the process's cost,
+        not the method's, as NumPy's import is."""
+        import importlib
+
+        for module in self.requires:
+            importlib.import_module(module)
+
     # -- what a fit needs of the data's shape (one rule: fit and the workflow's plan) --
     def min_n_features(self, n_clusters: int | None) -> int:
         """The fewest (non-constant) features a fit with ``n_clusters`` clusters needs.
