@@ -96,7 +96,7 @@ def test_unknown_method_names_get_suggestions_not_tracebacks(capsys):
     err = capsys.readouterr().err
     assert "unknown method 'kmeansufs' (did you mean 'kmeans_ufs'" in err
     assert "Traceback" not in err
-    assert main(["methods", "kmeansufs", "lapscore"]) == 2
+    assert main(["methods", "kmeansufs", "laplacianscore"]) == 2
     err = capsys.readouterr().err
     assert "unknown methods 'kmeansufs'" in err and "did you mean 'laplacian_score'?" in err
 

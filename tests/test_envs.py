@@ -26,13 +26,18 @@ TOOLS = {"pip"}
 PIP_OPTIONS = ("-e ", "--editable ")
 
 
+#: conda-forge's names of packages PyPI names otherwise
+PYPI_NAME = {"pytorch": "torch"}
+
+
 def _conda_requirement(spec: str) -> tuple[str, SpecifierSet]:
     """``name`` and version range of a conda dependency; the range must be in the syntax
     conda and pip share (``>=2.4.6,<2.5``), not conda's own (``=2.4``, ``2.4.*``)."""
     m = re.fullmatch(r"([A-Za-z0-9_.\-]+)\s*(.*)", spec.strip())
     assert m, f"cannot read the conda dependency {spec!r}"
     try:
-        return canonicalize_name(m.group(1)), SpecifierSet(m.group(2).replace(" ", ""))
+        name = canonicalize_name(m.group(1))
+        return PYPI_NAME.get(name, name), SpecifierSet(m.group(2).replace(" ", ""))
     except InvalidSpecifier:
         raise AssertionError(f"{spec!r}: write the range as pip does (>=X,<Y)") from None
 

@@ -36,6 +36,7 @@ def test_every_registered_method_has_its_own_style():
         *figures.SEED_METHODS,
         *figures.BASELINE_METHODS,
         *figures.FURTHER_BASELINES,
+        *figures.NEURAL_METHODS,
         *figures.REFERENCE_METHODS,
     }
     missing = sorted(set(names) - listed)
@@ -44,6 +45,7 @@ def test_every_registered_method_has_its_own_style():
         figures.SEED_METHODS
         + figures.BASELINE_METHODS
         + figures.FURTHER_BASELINES
+        + figures.NEURAL_METHODS
         + figures.REFERENCE_METHODS
     )
     assert len(groups) == len(set(groups)), "a method in two groups"

@@ -33,6 +33,7 @@ __all__ = [
     "RunCost",
     "load_cost_model",
     "save_cost_model",
+    "save_timed_model",
     "plan_cost",
     "run_cost",
     "cost_line",
@@ -43,29 +44,66 @@ __all__ = [
 MODEL_FILE = Path(__file__).with_name("cost_model.json")
 
 
-def save_cost_model(
-    model: CostModel, factors: dict[str, float], path: str | Path, source: str
-) -> None:
-    """Write ``model`` and the grid ``factors`` as JSON (``source``: what it was fitted on)."""
-    doc = {
-        "source": source,
+def _model_doc(model: CostModel) -> dict[str, Any]:
+    return {
         "form": dict(sorted(model.form.items())),
         "coef": {m: [float(x) for x in c] for m, c in sorted(model.coef.items())},
         "loo_log_error": {m: float(e) for m, e in sorted(model.loo_log_error.items())},
-        "grid_factors": dict(sorted(factors.items())),
     }
+
+
+def _read_doc(path: str | Path) -> dict[str, Any]:
+    p = Path(path)
+    return json.loads(p.read_text(encoding="utf-8")) if p.exists() else {}
+
+
+def save_cost_model(
+    model: CostModel, factors: dict[str, float], path: str | Path, source: str
+) -> None:
+    """Write ``model`` and the grid ``factors`` as JSON (``source``: what it was fitted on).
+    The file's timed section (:func:`save_timed_model`) is kept."""
+    timed = _read_doc(path).get("timed")
+    doc = {"source": source, **_model_doc(model), "grid_factors": dict(sorted(factors.items()))}
+    if timed:
+        doc["timed"] = timed
+    write_text(path, json.dumps(doc, indent=1) + "\n")
+
+
+def save_timed_model(model: CostModel, path: str | Path, source: str) -> None:
+    """Store ``model`` as the file's *timed* section: models of methods the benchmark archive
+    has no fits of, fitted on timed fits of their own (``source`` says which). The archive's
+    model of a method, once it has one, takes precedence (:func:`load_cost_model`)."""
+    doc = _read_doc(path)
+    timed = doc.get("timed") or {"source": source, "form": {}, "coef": {}, "loo_log_error": {}}
+    new = _model_doc(model)
+    timed["source"] = source
+    for key in ("form", "coef", "loo_log_error"):
+        timed[key] = dict(sorted({**timed.get(key, {}), **new[key]}.items()))
+    doc["timed"] = timed
     write_text(path, json.dumps(doc, indent=1) + "\n")
 
 
 def load_cost_model(path: str | Path = MODEL_FILE) -> tuple[CostModel, dict[str, float], str]:
-    """``(model, grid factors, source)`` from :func:`save_cost_model`'s file."""
+    """``(model, grid factors, source)`` from :func:`save_cost_model`'s file: the archive's
+    models, and the timed section's for the methods the archive has none of."""
     doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    timed = doc.get("timed") or {}
+    keep = [m for m in timed.get("coef", {}) if m not in doc["coef"]]
     model = CostModel(
-        coef={m: np.asarray(c, dtype=float) for m, c in doc["coef"].items()},
-        form=dict(doc["form"]),
-        loo_log_error=dict(doc.get("loo_log_error") or {}),
+        coef={
+            m: np.asarray(c, dtype=float)
+            for m, c in {**{m: timed["coef"][m] for m in keep}, **doc["coef"]}.items()
+        },
+        form={**{m: timed["form"][m] for m in keep}, **doc["form"]},
+        loo_log_error={
+            **{m: timed.get("loo_log_error", {}).get(m, float("nan")) for m in keep},
+            **(doc.get("loo_log_error") or {}),
+        },
     )
-    return model, dict(doc.get("grid_factors") or {}), str(doc.get("source", ""))
+    source = str(doc.get("source", ""))
+    if keep:
+        source += f"; {', '.join(keep)}: {timed.get('source', 'timed fits')}"
+    return model, dict(doc.get("grid_factors") or {}), source
 
 
 def _grid_factor(factors: dict[str, float] | None, method: str, n_settings: int) -> float:

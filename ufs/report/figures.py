@@ -71,6 +71,7 @@ __all__ = [
     "SEED_METHODS",
     "BASELINE_METHODS",
     "FURTHER_BASELINES",
+    "NEURAL_METHODS",
     "REFERENCE_METHODS",
     "NON_MONOTONE",
     "OKABE_ITO",
@@ -125,13 +126,16 @@ FURTHER_BASELINES = (
     "spec",
     "spec_skfeature",
 )
+#: the neural selectors (the optional ``neural`` extra)
+NEURAL_METHODS = ("cae", "ipcae", "lscae")
 #: no selection, chance, largest raw variance
 REFERENCE_METHODS = ("all_features", "random", "max_variance")
-GROUPS = ("seed", "baseline", "further", "reference")
+GROUPS = ("seed", "baseline", "further", "neural", "reference")
 GROUP_TITLES = {
     "seed": "seed methods",
     "baseline": "baselines of the seed papers",
     "further": "further baselines",
+    "neural": "neural selectors",
     "reference": "references",
 }
 
@@ -226,6 +230,10 @@ _STYLES: dict[str, tuple[str, str, str]] = {
     "sf2sog": (_GREEN, "P", ":"),
     "spec": (_CYAN, "o", ":"),
     "spec_skfeature": (_CYAN, "D", "-."),
+    # neural selectors: Tol muted (their own panel), solid
+    "cae": (_PURPLE, "o", "-"),
+    "ipcae": (_SAND, "s", "-"),
+    "lscae": (_INDIGO, "^", "-"),
     # references: black and greys, dashed
     "all_features": (_OI["black"], "o", "--"),
     "random": ("#777777", "o", "--"),
@@ -237,13 +245,15 @@ _FALLBACK_LS = ("-.", ":")
 
 
 def method_group(name: str) -> str:
-    """``"seed"``, ``"baseline"`` (of the seed papers), ``"further"`` (baselines) or
-    ``"reference"``; an unlisted method goes by its registry role (a reference, or a
+    """``"seed"``, ``"baseline"`` (of the seed papers), ``"further"`` (baselines),
+    ``"neural"`` or ``"reference"``; an unlisted method goes by its registry role (a reference, or a
     variant in its parent's group), else it is a further baseline."""
     if name in SEED_METHODS:
         return "seed"
     if name in BASELINE_METHODS:
         return "baseline"
+    if name in NEURAL_METHODS:
+        return "neural"
     if name in REFERENCE_METHODS:
         return "reference"
     from ..registry import available_methods, get_method
@@ -277,7 +287,9 @@ def method_style(name: str) -> dict[str, str]:
 def _method_order(names) -> list[str]:
     """Seed methods, baselines, further baselines, references; each in the order of the
     lists above (a variant right after its parent)."""
-    known = SEED_METHODS + BASELINE_METHODS + FURTHER_BASELINES + REFERENCE_METHODS
+    known = (
+        SEED_METHODS + BASELINE_METHODS + FURTHER_BASELINES + NEURAL_METHODS + REFERENCE_METHODS
+    )
     rank = {m: i for i, m in enumerate(known)}
     return sorted(
         set(names), key=lambda m: (GROUPS.index(method_group(m)), rank.get(m, len(rank)), m)
@@ -412,7 +424,7 @@ PROTOCOL_TITLES = {  # the panels' columns, label-free first as in every table
     "label_free": "label-free\ndocumented default parameters",
     "oracle": "label-tuned (oracle)\nbest grid setting per h — uses labels",
 }
-_LW = {"seed": 1.5, "baseline": 1.1, "further": 1.1, "reference": 1.0}
+_LW = {"seed": 1.5, "baseline": 1.1, "further": 1.1, "neural": 1.1, "reference": 1.0}
 
 
 def _h_label(hs: list[int]) -> str:
