@@ -74,7 +74,7 @@ def test_registered_with_their_papers_and_budgets():
         assert spec.kind == "subset" and spec.grid == {}
         assert spec.cls.requires == ("torch",) and "neural" in spec.cls.install_hint
         assert spec.reference and spec.defaults["epochs"] > 0
-    assert get_method("cae").defaults["epochs"] == 300
+    assert get_method("cae").defaults == {"epochs": 300, "batch_size": None, "tryout_limit": 1}
     assert get_method("lscae").defaults == {"epochs": 500, "batch_size": 64}
 
 
