@@ -10,15 +10,19 @@ For every published cell ``(dataset, method, metric, h)`` we take our **label-tu
 * ``all``: the all-features reference.
 
 **Agreement** (:func:`agreement`): a cell *agrees* when the difference is within
-what both sides' uncertainty allows at the two-sided 95 % level: ``|ours − published| ≤
-1.96 · √(se_pub² + se_ours²)``, each ``se`` the standard error of a mean —
+what both sides' uncertainty allows at the two-sided 95 % level, ``|ours − published| ≤
+1.96 · √(se_pub² + se_ours²)``, each ``se`` the standard error of a mean, **or** within the
+published number's own rounding, half a unit of its last printed digit
+(:func:`rounding_of`: 0.736 → 0.0005; a paper that prints zero spread and a mean rounded
+to three digits agrees with any mean that rounds to it) —
 
 * ACC, NMI, ARI, NE: a std over ``R`` k-means restarts divided by ``√R`` (published: the
   papers' 20; ours: a label-tuned row reports the ``R/2`` odd-numbered restarts of the
-  run's ``R``, held out from the choice of its setting; a mean over the h grid: the
-  per-h standard errors combined, ``√(Σ se_h²) / n``); a side without a published std
-  contributes 0, and the basis says so ("our spread only"); with neither std the old
-  fixed tolerance 0.02 is the basis;
+  run's ``R``, held out from the choice of its setting; a mean over the h grid: from the
+  covariance of the restarts' scores across h, :func:`mean_over_h_std` — the k-means
+  seeds are the same at every h, so the per-h means are not independent); a side
+  without a published std contributes 0, and the basis says so ("our spread only"); with
+  neither std the old fixed tolerance 0.02 is the basis;
 * TP (a mean count of true features over simulation repeats): our replicates' spread
   ``tp_std / √replicates``; the paper publishes no spread (0);
 * CP (a fraction of repeats): binomial, ``√(p(1 − p)/n)`` on each side (the paper's
@@ -57,7 +61,9 @@ __all__ = [
     "missing_reason",
     "missing_text",
     "no_value",
+    "restart_scores",
     "restarts_behind",
+    "rounding_of",
 ]
 
 NO_STD_TOLERANCE = 0.02
@@ -65,24 +71,44 @@ NO_STD_TOLERANCE = 0.02
 Z95 = 1.959963984540054
 #: simulation repeats behind a paper's TP/CP cells (GOLFS §3.1: 100 repeats)
 PUBLISHED_REPEATS = {"golfs": 100}
-#: a rounding margin for "impossible": published numbers carry 3-4 decimals
+#: a rounding margin where a published number's digits are not at hand: the papers print
+#: 3-4 decimals (a cell's own is :func:`rounding_of`)
 ROUNDING = 5e-4
+#: the published tables that print fewer digits than they measure by dropping trailing
+#: zeros (paper, table) → the decimals the table prints: GOLFS's Table 1 prints TP and CP
+#: (means over its 100 repeats, multiples of 0.01) as ``2.4``, ``0.9``, ``0``
+TRAILING_ZEROS_DROPPED = {("golfs", "1"): 2}
 
 AGREES, DIFFERS, IMPOSSIBLE = "agrees", "differs", "impossible as published"
 
 
-def impossible(metric: str, value: float, *, n_classes: int | None, h: str) -> str:
-    """Why a published ``value`` of ``metric`` cannot be, or ``""``."""
-    if metric in ("acc", "nmi", "ne", "cp") and not -ROUNDING <= value <= 1 + ROUNDING:
+def rounding_of(text: str, paper: str = "", table: str = "") -> float:
+    """Half a unit of the last digit of a published number as stored (``value`` of
+    ``config/published/<paper>.csv``: the printed digits, percentages shifted by two
+    places, trailing zeros kept: ``0.720``): ``"0.736"`` → 0.0005, ``"0.0855"`` → 0.00005,
+    ``"3"`` → 0.5. A table of :data:`TRAILING_ZEROS_DROPPED` counts the decimals it prints
+    (``"0"`` in GOLFS's Table 1 → 0.005)."""
+    digits = text.strip().lower().split("e")[0]
+    decimals = len(digits.split(".", 1)[1]) if "." in digits else 0
+    decimals = max(decimals, TRAILING_ZEROS_DROPPED.get((str(paper), str(table)), 0))
+    return 0.5 * 10.0**-decimals
+
+
+def impossible(
+    metric: str, value: float, *, n_classes: int | None, h: str, rounding: float = ROUNDING
+) -> str:
+    """Why a published ``value`` of ``metric`` cannot be, or ``""``; ``rounding``: the
+    value's own (:func:`rounding_of`), so that a bound met after rounding is possible."""
+    if metric in ("acc", "nmi", "ne", "cp") and not -rounding <= value <= 1 + rounding:
         return f"{metric.upper()} {value} is outside [0, 1]"
-    if metric == "ari" and not -1 - ROUNDING <= value <= 1 + ROUNDING:
+    if metric == "ari" and not -1 - rounding <= value <= 1 + rounding:
         return f"ARI {value} is outside [−1, 1]"
-    if metric == "acc" and n_classes and value < 1 / n_classes - ROUNDING:
+    if metric == "acc" and n_classes and value < 1 / n_classes - rounding:
         return (
             f"ACC {value} is below 1/k = {1 / n_classes:.3f}, the least any partition into "
             f"k = {n_classes} clusters scores under the best matching"
         )
-    if metric == "tp" and h.isdigit() and value > int(h) + ROUNDING:
+    if metric == "tp" and h.isdigit() and value > int(h) + rounding:
         return f"TP {value} is above h = {h}"
     return ""
 
@@ -98,11 +124,14 @@ def agreement(
     ours_restarts: int | None = None,
     replicates: int | None = None,
     published_repeats: int | None = None,
+    rounding: float = 0.0,
 ) -> tuple[str, float, str]:
     """(``agrees`` / ``differs``, the margin the difference is held to, its basis): the
     criterion of the module docstring for one computed cell. ``restarts``: behind the
     published std (the papers' 20); ``ours_restarts``: behind ours (default the same; the
-    held-out half of a label-tuned row)."""
+    held-out half of a label-tuned row); ``rounding``: half a unit of the published
+    number's last digit (:func:`rounding_of`) — the margin is the larger of it and the
+    standard errors' (the basis names the rounding where it is the larger)."""
 
     def ok(x: float | None) -> bool:
         return x is not None and np.isfinite(x)
@@ -141,6 +170,8 @@ def agreement(
                 if se_p is None
                 else "the published spread only"
             )
+    if rounding > margin:
+        margin, basis = rounding, f"{basis}; the published rounding, ±{rounding:g}, is wider"
     return (AGREES if diff <= margin + 1e-12 else DIFFERS), margin, basis
 
 
@@ -167,10 +198,36 @@ def missing_reason(dataset: str, method: str) -> str:
     return NETWORK_ONLY if spec.needs_network else NOT_RUN
 
 
-def mean_over_h_std(stds: pd.Series) -> float:
-    """The std that gives a mean over the h grid its standard error over the same
-    restarts: the mean of n independent per-h means has standard error √(Σ se_h²) / n."""
-    return float(np.sqrt((stds**2).sum()) / len(stds))
+def restart_scores(text) -> np.ndarray:
+    """A table row's ``<metric>_restarts`` cell (the scores of the restarts behind its mean,
+    in restart order, space-separated: :func:`ufs.report.results_table.select_protocols`) as
+    an array; empty where the cell is empty (a row without them)."""
+    if not isinstance(text, str) or not text.strip():
+        return np.empty(0)
+    return np.array([float(x) for x in text.split()])
+
+
+def mean_over_h_std(rows: pd.DataFrame, metric: str) -> float:
+    """The std that gives a mean over the h grid (the ``rows``, one per h) its standard
+    error over the same restarts, ``std / √R``.
+
+    The k-means restarts are seeded alike at every h (and a ranking method's feature sets
+    are nested), so the per-h means are correlated: Var(mean over h) = (1/n²) Σ_{h,h'}
+    Cov(ȳ_h, ȳ_h'), with Cov(ȳ_h, ȳ_h') = Cov(y_h, y_h') / R from the restarts' scores
+    paired by restart (``<metric>_restarts``). Its estimate equals the variance over the
+    restarts of each restart's mean over h, divided by R: the std returned is that of the
+    per-restart means over h. Without the restarts' scores (a table written without them,
+    or of unequal lengths) it is the bound of full correlation, the mean of the per-h stds —
+    never the independent ``√(Σ σ_h²) / n``, which is too small by up to √n."""
+    col, std = f"{metric}_restarts", f"{metric}_std"
+    stds = rows[std].astype(float) if std in rows else pd.Series(dtype=float)
+    if col in rows:
+        scores = [restart_scores(t) for t in rows[col]]
+        if scores and scores[0].size > 1 and len({s.size for s in scores}) == 1:
+            per_restart = np.vstack(scores).mean(axis=0)
+            if np.isfinite(per_restart).all():
+                return float(per_restart.std(ddof=1))
+    return float(stds.mean())
 
 
 def restarts_behind(rows: pd.DataFrame, restarts: int) -> int:
@@ -221,7 +278,8 @@ def _ours(
     if h in ("best", "unstated"):
         return one(part.loc[part[col].idxmax()], "ok" if h == "best" else "assumed best over h")
     if h == "mean":
-        std = mean_over_h_std(part[scol]) if scol else None
+        scored = part[part[col].notna()]
+        std = mean_over_h_std(scored, metric) if scol else None
         return float(part[col].mean()), std, "ok", restarts_behind(part, restarts)
     sel = part[part["h_label"] == str(h)]
     if sel.empty:
@@ -269,7 +327,8 @@ def compare_published(
     k-means restarts behind each side's std (the run's, the papers' 20); ``pending``: the
     (data set, method) pairs of a run in progress whose cells are withheld (their label-
     tuned best would be a best over part of the grid)."""
-    pub = pd.read_csv(published_csv, dtype={"h": str})
+    # the values as printed: their last digit is the published rounding (rounding_of)
+    pub = pd.read_csv(published_csv, dtype={"h": str, "value": str})
     frames = [pd.read_csv(f, dtype={"h_label": str}) for f in table_csvs if Path(f).exists()]
     tables = (
         pd.concat(frames, ignore_index=True)
@@ -283,8 +342,13 @@ def compare_published(
         )
         diff = None if ours is None else ours - float(p["value"])
         pub_std = float(p["std"]) if pd.notna(p["std"]) and float(p["std"]) > 0 else None
+        rounding = rounding_of(str(p["value"]), str(p["paper"]), str(p["table"]))
         why = impossible(
-            p["metric"], float(p["value"]), n_classes=_n_classes(p["dataset"]), h=str(p["h"])
+            p["metric"],
+            float(p["value"]),
+            n_classes=_n_classes(p["dataset"]),
+            h=str(p["h"]),
+            rounding=rounding,
         )
         verdict, margin, basis = "", np.nan, ""
         if why:
@@ -300,6 +364,7 @@ def compare_published(
                 ours_restarts=n_ours,
                 replicates=_replicates(tables, p["dataset"], p["method"]),
                 published_repeats=PUBLISHED_REPEATS.get(str(p["paper"])),
+                rounding=rounding,
             )
         rows.append(
             {
@@ -333,6 +398,16 @@ def missing_text(cmp: pd.DataFrame) -> str:
     return ", ".join(f"{n} {r}" for r, n in sorted(why.items(), key=lambda i: (-i[1], i[0])))
 
 
+def _margin_text(margin) -> str:
+    """A margin as the table prints it: three decimals, or two significant digits below
+    0.001 (a published rounding: ``0.0005``, ``0.00005``); ``—`` without one."""
+    if margin is None or pd.isna(margin):
+        return "—"
+    if 0 < margin < 1e-3:
+        return np.format_float_positional(float(margin), precision=2, fractional=False)
+    return f"{margin:.3f}"
+
+
 def comparison_markdown(cmp: pd.DataFrame, paper: str) -> str:
     missing = no_value(cmp["status"])
     done = cmp[~missing]
@@ -343,8 +418,9 @@ def comparison_markdown(cmp: pd.DataFrame, paper: str) -> str:
         f"## {paper}",
         "",
         f"{len(done)} of {len(cmp)} published cells computed: {int(counts.get(AGREES, 0))} "
-        f"agree, {int(counts.get(DIFFERS, 0))} differ (beyond 1.96 standard errors of the two "
-        "means, the module docstring of `ufs.report.compare`)"
+        f"agree, {int(counts.get(DIFFERS, 0))} differ (beyond both 1.96 standard errors of the "
+        "two means and the published rounding, half a unit of the printed last digit; the "
+        "module docstring of `ufs.report.compare`)"
         + (f"; {impossible_n} impossible as published" if impossible_n else "")
         + (f"; not computed: {why_text}" if why_text else "")
         + ". Ours: label-tuned (oracle) protocol, as in the paper — it uses the labels.",
@@ -356,7 +432,7 @@ def comparison_markdown(cmp: pd.DataFrame, paper: str) -> str:
         pub = f"{r['published']:.3f}" + (
             f" ± {r['published_std']:.3f}" if pd.notna(r["published_std"]) else ""
         )
-        margin = f"{r['margin']:.3f}" if pd.notna(r.get("margin")) else "—"
+        margin = _margin_text(r.get("margin"))
         if r.get("agreement") == IMPOSSIBLE:
             flag = f"*impossible as published* ({r['basis']})"
         elif missing[r.name]:

@@ -21,7 +21,7 @@ a reference, from our run's label-tuned tables (:func:`versus_verdict`): per dat
 metric, the proposed method's mean over the h grid improves on the reference when it
 exceeds it by more than 1.96 standard errors of the two means (each row's std over the
 restarts behind it: the held-out half of a label-tuned row; the mean over h's error from
-the per-h errors).
+the covariance of the restarts' scores across h, :func:`ufs.report.compare.mean_over_h_std`).
 
 A paper that claims insensitivity to its parameters over a region of its grid
 (:data:`SENSITIVITY_CLAIMS`; the K-means UFS paper's Fig. 3) is checked on its sensitivity
@@ -246,7 +246,7 @@ def versus_verdict(tables: pd.DataFrame, claim: Claim, restarts: int) -> pd.Data
                     rows.append({"method": method, "dataset": ds, "metric": metric})
                     rows[-1].update(improves=False, worse=False, no_score=True)
                     continue
-                se_m = mean_over_h_std(mine[std]) / np.sqrt(restarts_behind(mine, restarts))
+                se_m = mean_over_h_std(mine, metric) / np.sqrt(restarts_behind(mine, restarts))
                 r = ref.iloc[0]
                 se_r = float(r[std]) / np.sqrt(restarts_behind(ref.iloc[:1], restarts))
                 diff = float(mine[col].mean() - r[col])

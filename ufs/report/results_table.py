@@ -198,18 +198,31 @@ def _stats(v: np.ndarray, m: str) -> dict[str, float]:
 TUNING_SPLIT = "chosen on the even k-means restarts, reported on the odd ones"
 
 
+def restarts_text(v: np.ndarray) -> str:
+    """The scores of a row's restarts as its ``<metric>_restarts`` cell: space-separated,
+    in restart order, each to full precision (read back by
+    :func:`ufs.report.compare.restart_scores`)."""
+    return " ".join(repr(float(x)) for x in v)
+
+
 def _held_out(best: pd.DataFrame) -> pd.DataFrame:
     """The label-tuned rows' statistics on the restarts that did not choose them: the
     odd-numbered restarts (a score chosen and reported on the same restarts is
-    biased upwards by the choice)."""
+    biased upwards by the choice), and those restarts' scores (``<metric>_restarts``, in
+    restart order: the per-h rows of a method are paired by restart, the k-means seeds
+    being the same at every h, for the standard error of a mean over h)."""
     best = best.copy()
+    for m in METRIC_COLS:
+        best[f"{m}_restarts"] = ""
     for i, (values, restart) in enumerate(zip(best["_values"], best["_restart"], strict=True)):
         odd = restart % 2 == 1
         for m in METRIC_COLS:
             v = values[m]
             if odd.any() and v.size == restart.size:
-                for k, x in _stats(v[odd], m).items():
+                v = v[odd]
+                for k, x in _stats(v, m).items():
                     best.iloc[i, best.columns.get_loc(k)] = x
+            best.iloc[i, best.columns.get_loc(f"{m}_restarts")] = restarts_text(v)
     split = best["_restart"].map(lambda r: bool((r % 2 == 1).any()))
     best["tuning"] = np.where(split, "held_out", "in_sample")
     return best
@@ -258,7 +271,8 @@ def select_protocols(df: pd.DataFrame, oracle_metric: str = "acc") -> pd.DataFra
     * ``oracle`` (label-tuned): per method and h the grid setting with the best mean of
       the oracle metric **on the even-numbered k-means restarts**; its row reports the
       **odd-numbered restarts** (``tuning = held_out``; ``in_sample`` only with a single
-      restart), so that the choice does not inflate the reported score. The oracle picks
+      restart), so that the choice does not inflate the reported score; their scores, in
+      restart order, are the row's ``<metric>_restarts``. The oracle picks
       among the settings with a score: a setting over the compute budget (NaN) is picked
       only when every setting at that ``h`` is (the row then says so).
     * ``label_free``: each method's default setting; a chance reference's draws pooled
