@@ -487,10 +487,7 @@ def _rank_rows(results: list[ranking.RankResult]) -> list[list[str]]:
     methods.sort(key=lambda m: (first.get(m, np.inf), m))
     rows = []
     for m in methods:
-        cells = [
-            f"{r.avg_rank[m]:.2f}{_mark(r.method_status(m))}" if m in r.avg_rank else "–"
-            for r in results
-        ]
+        cells = [rank_report.rank_text(r, m) if m in r.avg_rank else "–" for r in results]
         rows.append([f"`{m}`"] + cells)
     return rows
 
@@ -529,7 +526,8 @@ def _ranks_section(
         figures[(r.protocol, r.metric)] = Path(os.path.relpath(path, out_md.parent)).as_posix()
     header = ["method"] + [f"{TITLES[r.protocol]} {r.metric.upper()}" for r in results]
     lines += [
-        "Average rank over the data sets (1 = best); sorted by the first column. "
+        "Average rank over the data sets (1 = best); sorted by the first column; "
+        f"{rank_report.TIE_LEGEND}. "
         + ("Label-tuned ranks use the labels." if len({r.protocol for r in results}) > 1 else ""),
         "",
     ]
@@ -583,27 +581,29 @@ def _pick(ranked: pd.Series, i: int) -> tuple[Any, float]:
 def best_per_dataset(run: Run, protocol: str, metric: str) -> pd.DataFrame:
     """Per data set: best and runner-up method (mean-over-h score; ``all_features`` and
     budget-exceeded methods excluded), their fit statuses, the methods tied with the best
-    (equal scores: ``best_ties``, the best included) and the ``all_features`` score."""
+    and with the runner-up (equal scores: ``best_ties``, ``runner_up_ties``, the named
+    method included) and the ``all_features`` score."""
     scores, status = _scores(run, protocol, metric)
     roles = ranking.method_roles(run.tables)
     rows = []
+
+    def tied_at(ranked: pd.Series, score: float) -> list[str]:
+        at = np.isclose(ranked.to_numpy(), score, rtol=0, atol=1e-12)
+        return sorted(str(m) for m in ranked.index[at])
+
     for d in scores.index:
         ranked = _candidates(scores.loc[d], status.loc[d], roles)
         (best, b), (second, s) = _pick(ranked, 0), _pick(ranked, 1)
-        ties = (
-            sorted(
-                str(m) for m in ranked.index[np.isclose(ranked.to_numpy(), b, rtol=0, atol=1e-12)]
-            )
-            if best is not None
-            else []
-        )
-        if len(ties) > 1:  # the runner-up is the best score not tied with the best
-            rest = ranked[~ranked.index.isin(ties)]
-            (second, s) = _pick(rest, 0)
+        ties = tied_at(ranked, b) if best is not None else []
+        # the runner-up is the best score not tied with the best
+        rest = ranked[~ranked.index.isin(ties)] if ties else ranked.iloc[1:]
+        (second, s) = _pick(rest, 0)
+        second_ties = tied_at(rest, s) if second is not None else []
         ref = scores.loc[d].get(REFERENCE, np.nan)
         rows.append(
             {"dataset": d, "best": best, "best_score": b, "runner_up": second}
             | {"runner_up_score": s, "reference": ref, "best_ties": ties}
+            | {"runner_up_ties": second_ties}
             | {"best_status": status.loc[d].get(best, "ok") if best is not None else "ok"}
             | {"runner_up_status": status.loc[d].get(second, "ok") if second is not None else "ok"}
         )
@@ -616,7 +616,8 @@ def _best_section(run: Run) -> list[str]:
         "",
         "Best and runner-up competitor by the mean over h of the mean over restarts (%), with "
         "the marks of the fits behind them (a flagged best is a flagged number); methods with "
-        "exactly equal scores are all named (`a` = `b`: a tie, no best); "
+        "exactly equal scores are all named, as best or as runner-up (`a` = `b`: a tie, no "
+        "order); "
         f"`{REFERENCE}` (no selection) is the reference beside them, not a candidate (nor are "
         "the other references and the declared variants); a method over the budget "
         f"({STATUS_MARK[BUDGET]}) is not a candidate on that data set. A best method here is "
@@ -632,21 +633,26 @@ def _best_section(run: Run) -> list[str]:
                 if d not in tabs[p].index:
                     continue
                 r = tabs[p].loc[d]
-                ties = list(r["best_ties"])
-                if len(ties) > 1:
-                    best = [" = ".join(f"`{m}`" for m in ties), _pct(r["best_score"])]
-                else:
-                    best = _named(r["best"], r["best_score"], r["best_status"])
                 rows.append(
                     [f"{d} ({_shape(run, d)})", TITLES[p]]
-                    + best
-                    + _named(r["runner_up"], r["runner_up_score"], r["runner_up_status"])
+                    + _named_or_tied(r, "best")
+                    + _named_or_tied(r, "runner_up")
                     + [_pct(r["reference"])]
                 )
         header = ["data set (n × p, classes)", "protocol", "best", metric.upper()]
         header += ["runner-up", metric.upper(), f"`{REFERENCE}`"]
         lines += [f"**{metric.upper()}**", ""] + _table(header, rows, right={3, 5, 6})
     return lines
+
+
+def _named_or_tied(r: pd.Series, which: str) -> list[str]:
+    """The best (``which = "best"``) or runner-up of a row of :func:`best_per_dataset`:
+    its name, or the tied methods' names joined by ``=`` (a tie names no one first), and
+    the score."""
+    ties = list(r[f"{which}_ties"])
+    if len(ties) > 1:
+        return [" = ".join(f"`{m}`" for m in ties), _pct(r[f"{which}_score"])]
+    return _named(r[which], r[f"{which}_score"], r[f"{which}_status"])
 
 
 def _named(method: Any, score: float, status: Any = "ok") -> list[str]:

@@ -360,7 +360,8 @@ def rank_table(results) -> str:
         "mean over its $h$ grid of the mean over k-means restarts (ties averaged), and the "
         "ranks averaged. Friedman test of the ranks; Nemenyi critical difference CD, "
         "given only where the Friedman test rejects (--: it does not). "
-        "Bold: best; underlined: runner-up (as printed)."
+        "Bold: best; underlined: runner-up (as printed); =: an average rank another method "
+        "shares (equal rank sums: a tie, not an order)."
     )
     body = tabular(header, rows, higher_is_better=False, spans=spans)
     parts.append(_float(body, caption, "tab:average-ranks", notes))
@@ -376,10 +377,15 @@ def _cd_text(r) -> str:
 
 
 def _rank_cell(r, method: str) -> Cell:
+    """An average rank: two decimals, ``=`` where another method shares it (equal rank
+    sums: a tie), the status mark."""
+    from ..stats.ranking import tied
+
     if method not in r.avg_rank:
         return Cell("--")
     shown = f"{r.avg_rank[method]:.2f}"
-    return Cell(shown + MARKS.get(r.method_status(method), ""), float(shown))
+    tie = "=" if bool(tied(r.avg_rank).get(method, False)) else ""
+    return Cell(shown + tie + MARKS.get(r.method_status(method), ""), float(shown))
 
 
 def _protocol_spans(cols) -> list[tuple[str, int]]:

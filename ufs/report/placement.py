@@ -134,6 +134,17 @@ def rank_context(name: str, r: ranking.RankResult) -> str:
     return text
 
 
+def place_text(name: str, r: ranking.RankResult) -> str:
+    """``"place 3 of 19"``, or where methods share ``name``'s average rank (equal rank
+    sums) ``"place 3= of 19, tied with `a`"``: a shared place, never one the names decide
+    (:func:`ufs.stats.ranking.positions`)."""
+    place = ranking.positions(r.avg_rank)
+    others = [f"`{m}`" for m in place.index[place == place[name]] if m != name]
+    if not others:
+        return f"place {place[name]} of {r.k}"
+    return f"place {place[name]}= of {r.k}, tied with {', '.join(sorted(others))}"
+
+
 def standing_markdown(
     name: str,
     results: list[ranking.RankResult],
@@ -172,11 +183,10 @@ def standing_markdown(
                     "",
                 ]
             continue
-        place = list(r.avg_rank.index).index(name) + 1
         unit = "families" if r.families else "data sets"
         lines += [
             f"**{_TITLES[r.protocol]} {r.metric.upper()}** (N = {r.n} {unit}, k = {r.k}): "
-            f"average rank {r.avg_rank[name]:.2f}, place {place} of {r.k} (Friedman p = "
+            f"average rank {r.avg_rank[name]:.2f}, {place_text(name, r)} (Friedman p = "
             f"{rank_report._fmt_p(r.pvalue)}). {resolution_sentence(r.k, r.n, r.alpha, unit)}",
             "",
             rank_context(name, r),

@@ -10,13 +10,16 @@ from pathlib import Path
 import numpy as np
 
 from ..pipeline.status import STATUS_MARK
-from ..stats.ranking import PROTOCOL_TITLES, RankResult, post_hoc
+from ..stats.ranking import PROTOCOL_TITLES, RankResult, positions, post_hoc, tied
 from ..stats.views import BUDGET_RULE
 from .cells import Cell, Row, emphasis
 from .figures import PNG_DPI, method_group, method_style, save_figure
 from .fonts import in_figure_font
 
 __all__ = [
+    "TIE_MARK",
+    "TIE_LEGEND",
+    "rank_text",
     "overview_markdown",
     "details_markdown",
     "rank_notes",
@@ -27,6 +30,36 @@ __all__ = [
     "spread_positions",
     "RANK_MARKS_LEGEND",
 ]
+
+
+#: after an average rank another method of its comparison shares (equal rank sums)
+TIE_MARK = "="
+
+#: what the mark says, for the legends under the rank tables
+TIE_LEGEND = (
+    f"`{TIE_MARK}` after an average rank: another method has the same (equal rank sums), "
+    "a shared place, not an order"
+)
+
+
+def rank_text(r: RankResult, method: str, marks: dict[str, str] = STATUS_MARK) -> str:
+    """``method``'s average rank in ``r`` as the tables print it: two decimals, the tie
+    mark where another method has the same rank sum (:func:`ufs.stats.ranking.tied`), then
+    its status mark (``marks``)."""
+    tie = TIE_MARK if bool(tied(r.avg_rank).get(method, False)) else ""
+    return f"{r.avg_rank[method]:.2f}{tie}{marks.get(r.method_status(method), '')}"
+
+
+def tied_text(r: RankResult) -> str:
+    """The groups of methods sharing an average rank in ``r``, as ``a = b (5.42)``, best
+    first; ``""`` where no rank is shared."""
+    shared = r.avg_rank[tied(r.avg_rank)]
+    groups: dict[int, list[str]] = {}
+    for m, place in positions(r.avg_rank)[shared.index].items():
+        groups.setdefault(int(place), []).append(str(m))
+    return "; ".join(
+        " = ".join(sorted(ms)) + f" ({r.avg_rank[ms[0]]:.2f})" for _, ms in sorted(groups.items())
+    )
 
 
 def _fmt_p(p: float | None) -> str:
@@ -65,7 +98,8 @@ def overview_markdown(results: list[RankResult], figure_dir: str = "figures") ->
         "mean over k-means restarts (the *mean over h* of the per-data-set tables). Methods "
         "are ranked on each data set (ties averaged) and the ranks averaged over the data "
         f"sets; Friedman test of the ranks, then the Nemenyi critical difference CD at α = "
-        f"{alpha:g} only where Friedman rejects. Sorted by the first column (label-free ACC).",
+        f"{alpha:g} only where Friedman rejects. Sorted by the first column (label-free ACC); "
+        f"{TIE_LEGEND}.",
         "",
     ]
     cols = [r for r in results if not r.avg_rank.empty]
@@ -84,9 +118,7 @@ def overview_markdown(results: list[RankResult], figure_dir: str = "figures") ->
             cells = []
             for r in cols:
                 if m in r.avg_rank:
-                    shown = f"{r.avg_rank[m]:.2f}"
-                    mark = STATUS_MARK.get(r.method_status(m), "")
-                    cells.append(Cell(shown + mark, float(shown)))
+                    cells.append(Cell(rank_text(r, m), float(f"{r.avg_rank[m]:.2f}")))
                 else:
                     cells.append(Cell("–"))
             rows.append(Row(m, tuple(cells)))
@@ -251,8 +283,12 @@ _CD_WHAT = {
 def cd_caption(r: RankResult) -> str:
     """The CD diagram's caption, written beside the figure in the markdown (it
     was a four-line title): the test, whether a post-hoc comparison was made, the status
-    marks, who is not ranked, and what the bold names are."""
+    marks, who is not ranked, the methods that share an average rank (drawn at one point,
+    their labels marked ``=``), and what the bold names are."""
     parts = [p.rstrip(".") for p in _cd_subtitle(r).split("\n")]
+    ties = tied_text(r)
+    if ties:
+        parts.append(f"Tied average ranks ({TIE_MARK}): {ties}")
     return ". ".join([*parts, "Bold names: the seed papers' methods."])
 
 
@@ -360,6 +396,7 @@ def _cd_methods(ax, r: RankResult, top_label: float, lo: int, hi: int, gap: floa
     half to the left."""
 
     names, vals = list(r.avg_rank.index), r.avg_rank.to_numpy(dtype=float)
+    shared = tied(r.avg_rank)
     xs = spread_positions(vals, gap)
     half = (r.k + 1) // 2
     rows = {i: i for i in range(half)} | {i: r.k - 1 - i for i in range(half, r.k)}
@@ -383,7 +420,7 @@ def _cd_methods(ax, r: RankResult, top_label: float, lo: int, hi: int, gap: floa
         ax.text(
             x_end + dx,
             y,
-            f"{name}{mark} ({vals[i]:.2f})",
+            f"{name}{mark} ({vals[i]:.2f}{TIE_MARK if shared[name] else ''})",
             ha="right" if left else "left",
             va="center",
             fontsize=8,

@@ -92,9 +92,10 @@ def scaling_markdown(tables: pd.DataFrame, *, heading: str = "##", metric: str =
     for s in spaces:
         tau = stats.kendalltau(ranks["own"][methods], ranks[s][methods]).statistic
         moved = (ranks[s] - ranks["own"]).abs()
+        largest = sorted(str(m) for m in moved.index[np.isclose(moved, moved.max(), 0, 1e-9)])
         taus.append(
             f"{SPACE_TITLES[s]}: τ = {tau:.2f}, largest move {moved.max():.2f} ranks "
-            f"(`{moved.idxmax()}`)"
+            f"({' = '.join(f'`{m}`' for m in largest)})"
             if np.isfinite(tau)
             else f"{SPACE_TITLES[s]}: τ undefined (tied ranks)"
         )

@@ -66,6 +66,7 @@ __all__ = [
     "rank_all",
     "post_hoc",
     "positions",
+    "tied",
     "top_methods",
     "PROTOCOLS",
     "METRICS",
@@ -149,6 +150,13 @@ def top_methods(avg_rank: pd.Series) -> list[str]:
         return []
     place = positions(avg_rank)
     return sorted(str(m) for m in place.index[place == 1])
+
+
+def tied(avg_rank: pd.Series) -> pd.Series:
+    """Whether each method's place in ``avg_rank`` is shared with another method (equal
+    rank sums, :func:`positions`): the ranks a table marks as a tie."""
+    place = positions(avg_rank)
+    return place.map(place.value_counts()) > 1
 
 
 def dataset_scores(
