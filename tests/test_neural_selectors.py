@@ -242,3 +242,20 @@ def test_ipcae_logits_are_a_shared_linear_map_of_embeddings():
 def test_bad_training_parameters_are_refused(name, bad, digits):
     with pytest.raises(ValueError, match=next(iter(bad))):
         make_estimator(name, bad, n_features_to_select=2).fit(digits)
+
+
+def test_the_default_run_fits_them_where_torch_is_installed():
+    """The default config lists the neural selectors; with PyTorch here the workflow's plan
+    (``skip_unavailable``, as ``common.smk`` builds it) keeps them, on every data set."""
+    import yaml
+
+    from ufs.pipeline.config import build_plan
+
+    from .conftest import REPO
+
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    plan = build_plan(config, warn=False, skip_unavailable=True)
+    assert not plan.unavailable
+    for name in NEURAL:
+        assert name in plan.settings
+        assert all(plan.dataset_settings(name, d) for d in plan.instances)
