@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from ufs.availability import import_requirements
 from ufs.pipeline.cost_estimate import fit_cost_model
 from ufs.pipeline.run_cost import MODEL_FILE, save_timed_model
 from ufs.registry import get_method, make_estimator
@@ -45,7 +46,7 @@ def time_fit(method: str, n: int, p: int, h: int, epochs: int) -> float:
     for e in (1, 1 + epochs):  # the first fit's epoch is the warm-up, subtracted
         params.update(epochs=e, **({"tryout_limit": 1} if "tryout_limit" in params else {}))
         est = make_estimator(method, params, n_features_to_select=h, random_state=0)
-        est.load_requirements()
+        import_requirements(type(est))
         c0 = time.process_time()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -1,4 +1,4 @@
-"""Methods that need an optional extra (``UFSSelector.requires``, e.g. ``torch`` for the
+"""Methods that need an optional extra (a class's ``requires``, e.g. ``torch`` for the
 neural selectors): the registry says whether each can be fitted here and, if not, how to
 install what it needs; ``ufs methods`` marks it; the workflow's plan leaves it out with one
 line; ``ufs compare`` and ``ufs demo`` refuse it with the install command."""
@@ -12,20 +12,13 @@ import textwrap
 import pytest
 
 from tests.workflow_helpers import REPO, env, snakemake_cmd, write_config
+from ufs.availability import missing_modules, module_installed, unavailable_note, unavailable_reason
 from ufs.base import UFSSelector
 from ufs.cli import main
 from ufs.pipeline.config import build_plan
 from ufs.pipeline.run_cost import run_cost
 from ufs.pipeline.stability_step import stability_jobs
-from ufs.registry import (
-    _REGISTRY,
-    available_methods,
-    get_method,
-    module_installed,
-    register,
-    unavailable_note,
-    unavailable_reason,
-)
+from ufs.registry import _REGISTRY, available_methods, get_method, register
 
 MISSING = "ufs_no_such_module_xyz"
 HINT = 'pip install "ufs-no-such-extra"'
@@ -74,9 +67,9 @@ def _config(methods, **extra):
 
 def test_the_registry_tells_what_is_missing_and_how_to_install_it(needy, monkeypatch):
     spec = get_method(needy)
-    assert spec.missing_modules() == [MISSING]
+    assert missing_modules(spec.cls) == [MISSING]
     assert unavailable_reason(needy) == REASON
-    assert get_method("mcfs").missing_modules() == []
+    assert missing_modules(get_method("mcfs").cls) == []
     assert unavailable_reason("mcfs") is None
     assert unavailable_note(["mcfs", needy]) == NOTE
     assert unavailable_note(["mcfs", "not_a_method"]) == ""
@@ -158,7 +151,7 @@ def test_the_neural_selectors_are_unavailable_without_torch(monkeypatch, capsys)
     # checks read sys.modules["torch"] and would fail on None
     monkeypatch.setitem(sys.modules, "torch", None)
     for name in NEURAL:
-        assert get_method(name).missing_modules() == ["torch"]
+        assert missing_modules(get_method(name).cls) == ["torch"]
         assert unavailable_reason(name) == f"needs torch: {TORCH_HINT}"
     assert unavailable_note(["mcfs", *NEURAL]) == (
         f"note: skipped cae, ipcae, lscae: torch is not installed ({TORCH_HINT})"

@@ -267,12 +267,6 @@ class UFSSelector(SelectorMixin, BaseEstimator):
     #: ``||w_i||²``; then ``fit`` records ``resolved_rank_`` (:func:`resolved_rank`) and
     #: warns (:class:`DegenerateFitWarning`) when it is below the number of features
     score_power: ClassVar[float | None] = None
-    #: importable modules a fit needs beyond the core dependencies (an optional extra, e.g.
-    #: ``("torch",)`` for the neural selectors, imported only inside ``fit``); a method
-    #: whose modules are missing is listed as unavailable and skipped by the workflow
-    requires: ClassVar[tuple[str, ...]] = ()
-    #: the command that installs :attr:`requires` (said wherever the method is unavailable)
-    install_hint: ClassVar[str] = ""
 
     # -- the contract ---------------------------------------------------------------
     def fit(self, X, y=None, graph=None):
@@ -313,15 +307,6 @@ class UFSSelector(SelectorMixin, BaseEstimator):
 
     def _fit(self, X: np.ndarray) -> Selection:  # pragma: no cover - abstract
         raise NotImplementedError
-
-    def load_requirements(self) -> None:
-        """Import :attr:`requires` now. The workflow calls it before it starts a fit's
-        clocks: importing an optional library (PyTorch: ~1.5 CPU-s) is the process's cost,
-        not the method's, as NumPy's import is."""
-        import importlib
-
-        for module in self.requires:
-            importlib.import_module(module)
 
     # -- what a fit needs of the data's shape (one rule: fit and the workflow's plan) --
     def min_n_features(self, n_clusters: int | None) -> int:

@@ -45,7 +45,7 @@ def _unavailable(name: str) -> str:
     """An error line when the registered method ``name`` cannot be fitted here (a module
     of an optional extra missing), with the command that installs it; "" otherwise (a
     name the registry does not know is left to the command's own checks)."""
-    from .registry import unavailable_reason
+    from .availability import unavailable_reason
 
     try:
         reason = unavailable_reason(name)
@@ -103,7 +103,8 @@ def _methods(args: argparse.Namespace) -> int:
     grid (settings count) and fixed parameters; ``--brief`` gives one line each. A method
     that cannot be fitted here (a module of an optional extra missing) says so, with the
     command that installs it, in one line."""
-    from .registry import available_methods, expand_grid, get_method, unavailable_reason
+    from .availability import unavailable_reason
+    from .registry import available_methods, expand_grid, get_method
 
     names = args.names or available_methods()
     error = _unknown_methods(names)

@@ -7,9 +7,7 @@ registrations and the registry no longer import each other."""
 from __future__ import annotations
 
 import functools
-import importlib.util
 import inspect
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,31 +65,12 @@ class MethodSpec:
         """Constructor parameters a config may set, and ``input_space`` (:data:`INPUT_SPACE`)."""
         return (set(_init_params(self.cls)) | {INPUT_SPACE}) - set(CONTEXT_PARAMS) - set(self.fixed)
 
-    def missing_modules(self) -> list[str]:
-        """The modules of :attr:`UFSSelector.requires <ufs.base.UFSSelector.requires>` that
-        are not installed here (an optional extra, e.g. ``torch``): found by
-        :func:`module_installed`, nothing imported."""
-        return [m for m in self.cls.requires if not module_installed(m)]
-
     def check_params(self, params: dict[str, Any]) -> None:
         unknown = sorted(set(params) - self.tunable)
         if unknown:
             raise ValueError(
                 f"method {self.name!r} has no parameter(s) {unknown}; valid: {sorted(self.tunable)}"
             )
-
-
-def module_installed(name: str) -> bool:
-    """Whether ``name`` can be imported here, without importing it
-    (:func:`importlib.util.find_spec`: a look at the import path, ~0.1 ms). A module already
-    imported is installed; one set to ``None`` in :data:`sys.modules` is not (how Python
-    blocks an import, and how a test hides a module)."""
-    if name in sys.modules:
-        return sys.modules[name] is not None
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):  # a parent package missing or hidden
-        return False
 
 
 def register(

@@ -36,9 +36,6 @@ __all__ = [
     "methods_with_role",
     "method_facts",
     "did_you_mean",
-    "module_installed",
-    "unavailable_reason",
-    "unavailable_note",
 ]
 
 from .method_spec import (  # noqa: F401  (the registration API, re-exported)
@@ -49,7 +46,6 @@ from .method_spec import (  # noqa: F401  (the registration API, re-exported)
     MethodSpec,
     _init_params,
     did_you_mean,
-    module_installed,
     register,
 )
 
@@ -71,42 +67,6 @@ def get_method(name: str) -> MethodSpec:
 def available_methods() -> list[str]:
     _ensure_loaded()
     return sorted(_REGISTRY)
-
-
-def unavailable_reason(name: str) -> str | None:
-    """Why the registered method ``name`` cannot be fitted here, or ``None`` when it can:
-    the modules its fit needs that are not installed, and the command that installs them
-    (``'needs torch: pip install "ufs-bench[neural]"'``; :meth:`MethodSpec.missing_modules`,
-    nothing imported)."""
-    spec = get_method(name)
-    missing = spec.missing_modules()
-    if not missing:
-        return None
-    hint = spec.cls.install_hint
-    return f"needs {', '.join(missing)}" + (f": {hint}" if hint else "")
-
-
-def unavailable_note(names) -> str:
-    """One line saying which of the registered methods ``names`` are left out here and
-    why, grouped by what they need (``note: skipped cae, ipcae, lscae: torch is not
-    installed (pip install "ufs-bench[neural]")``); ``""`` when every one can be fitted.
-    A name the registry does not know is not this line's business (the config's checks
-    name it)."""
-    _ensure_loaded()
-    groups: dict[tuple[tuple[str, ...], str], list[str]] = {}
-    for name in names:
-        spec = _REGISTRY.get(name)
-        missing = tuple(spec.missing_modules()) if spec is not None else ()
-        if missing:
-            groups.setdefault((missing, spec.cls.install_hint), []).append(name)
-    parts = []
-    for (missing, hint), methods in groups.items():
-        verb = "is" if len(missing) == 1 else "are"
-        what = " and ".join(filter(None, (", ".join(missing[:-1]), missing[-1])))
-        parts.append(
-            f"{', '.join(methods)}: {what} {verb} not installed" + (f" ({hint})" if hint else "")
-        )
-    return "note: skipped " + "; ".join(parts) if parts else ""
 
 
 def method_facts(method: str, params: dict[str, Any]) -> dict[str, Any]:

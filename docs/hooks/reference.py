@@ -144,6 +144,7 @@ def cli_reference() -> str:
 
 
 def methods_reference() -> str:
+    from ufs.availability import install_hint, requirements
     from ufs.registry import available_methods, get_method
 
     names = available_methods()
@@ -179,8 +180,10 @@ def methods_reference() -> str:
             f"- label-free default: `{json.dumps(spec.defaults, default=str)}`",
             f"- label-tuned grid: `{json.dumps(spec.grid, default=str)}`",
             *(
-                [f"- needs: {', '.join(f'`{m}`' for m in cls.requires)} (`{cls.install_hint}`)"]
-                if cls.requires
+                [
+                    f"- needs: {', '.join(f'`{m}`' for m in requirements(cls))} (`{install_hint(cls)}`)"
+                ]
+                if requirements(cls)
                 else []
             ),
             "",

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..availability import unavailable_note, unavailable_reason
 from ..datasets import get_dataset
 from ..preprocessing import check_input_space
 from ..registry import (
@@ -37,8 +38,6 @@ from ..registry import (
     get_method,
     make_estimator,
     params_id,
-    unavailable_note,
-    unavailable_reason,
 )
 from .config_checks import (  # re-exported: the config's checks, one import for callers
     _NAME,
@@ -161,7 +160,7 @@ class Plan:
     kept_references: list[str] = field(default_factory=list)
     #: methods of the config left out because a module their fit needs is not installed
     #: here (``build_plan(skip_unavailable=True)``): name → why
-    #: (:func:`ufs.registry.unavailable_reason`)
+    #: (:func:`ufs.availability.unavailable_reason`)
     unavailable: dict[str, str] = field(default_factory=dict)
     _index: dict[tuple[str, str], Setting] = field(default_factory=dict, repr=False, compare=False)
     _chunks: dict[str, dict[str, list[Task]]] = field(
@@ -490,12 +489,12 @@ def build_plan(
 
     ``skip_unavailable``: leave out the methods (of the run, ``only_methods`` included)
     whose fit needs a module that is not installed here (an optional extra such as
-    ``torch``; :func:`ufs.registry.unavailable_reason`), recorded in
+    ``torch``; :func:`ufs.availability.unavailable_reason`), recorded in
     :attr:`Plan.unavailable`: the workflow's run does. By default the plan is the config's
     whatever is installed, as an archive's curation, a lineage migration and the reports
     need it. ``warn``: also issue what :attr:`Plan.warnings` records as a
     :class:`PlanSizeWarning`, and print the one line of the methods left out
-    (:func:`ufs.registry.unavailable_note`) to stderr (the workflow logs both itself).
+    (:func:`ufs.availability.unavailable_note`) to stderr (the workflow logs both itself).
     Strings are not coerced here: the Snakefile has read the ``--config`` ones by the
     schema (:func:`coerce_config_strings`)."""
     check_config_size(config)

@@ -127,7 +127,6 @@ def run_stability(
             method, params, n_features_to_select=h, n_clusters=k, random_state=seed
         )
         X = input_matrix(est.input_space, d["X_raw"][rows], d["X"][rows])
-        est.load_requirements()  # an optional library's import is not the fit's time
         c0 = time.process_time()
         exceeded = None
         with warnings.catch_warnings(record=True) as caught:

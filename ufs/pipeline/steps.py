@@ -202,7 +202,6 @@ def _fit_task(
             method, params, n_features_to_select=h or 1, n_clusters=k, random_state=seed
         )
         X = input_matrix(est.input_space, d["X_raw"], d["X"])
-        est.load_requirements()  # an optional library's import is not the fit's time
         t0, c0 = time.perf_counter(), time.process_time()
         exceeded: BaseException | None = None
         with warnings.catch_warnings(record=True) as caught:

@@ -3,6 +3,7 @@ import os
 import re
 import sys
 
+import ufs.availability
 import ufs.datasets.availability
 import ufs.datasets.families
 import ufs.datasets.locations
@@ -38,8 +39,8 @@ for _warning in PLAN.warnings:  # e.g. a plan larger than ufs.pipeline.config.LA
 
 # the config's methods that cannot be fitted here, the slice's and the others' (a sliced
 # run's tables leave them out too): one line on stderr, shown with --quiet too
-# (ufs.registry.unavailable_note)
-_UNAVAILABLE_NOTE = ufs.registry.unavailable_note(config.get("methods") or {})
+# (ufs.availability.unavailable_note)
+_UNAVAILABLE_NOTE = ufs.availability.unavailable_note(config.get("methods") or {})
 if _UNAVAILABLE_NOTE:
     print(_UNAVAILABLE_NOTE, file=sys.stderr)
 

@@ -5,10 +5,16 @@ from _job import setup
 # first: with warm workers on, this process hands the script to one and exits here
 setup(snakemake)  # noqa: F821
 
+from ufs.availability import import_requirements
 from ufs.pipeline.checkpoint import checkpoint_dir
 from ufs.pipeline.steps import fit
+from ufs.registry import get_method
 
 sm = snakemake  # noqa: F821
+# an optional library (PyTorch) is imported before the fits' clocks start: its import is
+# the process's cost, not the method's
+for method in sorted({t["method"] for t in sm.params.tasks}):
+    import_requirements(get_method(method).cls)
 fit(
     sm.input.data,
     list(sm.params.tasks),

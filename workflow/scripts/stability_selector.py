@@ -5,9 +5,13 @@ from _job import setup
 # first: with warm workers on, this process hands the script to one and exits here
 setup(snakemake)  # noqa: F821
 
+from ufs.availability import import_requirements
 from ufs.pipeline.stability_step import run_stability
+from ufs.registry import get_method
 
 sm = snakemake  # noqa: F821
+# an optional library (PyTorch) is imported before the fits' clocks start
+import_requirements(get_method(sm.wildcards.method).cls)
 run_stability(
     sm.input.data,
     sm.wildcards.method,
