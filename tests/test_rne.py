@@ -109,27 +109,74 @@ def test_lle_singular_local_gram_falls_back():
 
 
 @pytest.mark.parametrize(
-    "shape, rows, normalize",
-    [((40, 12), False, True), ((40, 12), True, False), ((15, 30), False, True)],
+    "shape, rows, normalize, m, cap",
+    [
+        ((40, 12), False, True, 4, None),  # p ≤ n: G⁺, G⁻ stored
+        ((40, 12), True, False, 4, None),
+        ((15, 30), False, True, 4, None),  # n < p ≤ 2n: G⁺, G⁻ stored
+        ((15, 30), False, True, 5, 8 * 30 * 30),  # … unless both exceed the cap: |AᵀA|
+        ((10, 40), False, True, 4, None),  # p > 2n: |AᵀA| and the factor A
+        ((10, 40), True, False, 6, None),
+        ((12, 30), False, True, 1, None),  # one column
+    ],
 )
-def test_matches_literal_transcription(shape, rows, normalize):
-    """Both Gram paths (p ≤ n: G⁺, G⁻ stored; p > n: |AᵀA| and the factor)."""
+def test_matches_literal_transcription(monkeypatch, shape, rows, normalize, m, cap):
+    """Every way G^±H is formed; the init array is not modified."""
+    if cap is not None:
+        monkeypatch.setattr(rne_mod, "GRAM_MEMORY_CAP", cap)
     rng = np.random.default_rng(3)
     X = standardize(rng.normal(size=shape) + rng.normal(size=(shape[0], 1))).X
-    H0 = rng.random((shape[1], 4))
+    H0 = rng.random((shape[1], m))
+    H0_copy = H0.copy()
     H, obj, W = literal_rne(X, H0, outer=8, inner=5, rows=rows, normalize=normalize)
     est = RNE(
-        4,
+        min(m, 4),
+        n_components=m,
         init=H0,
         max_iter=8,
         inner_iter=5,
         reconstruction="rows" if rows else "transposed",
         normalize_columns=normalize,
     ).fit(X)
+    np.testing.assert_array_equal(H0, H0_copy)
     np.testing.assert_allclose(est.lle_weights_.toarray(), W, atol=1e-12)
     np.testing.assert_allclose(est.H_, H, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(est.objective_, obj, rtol=1e-10)
     assert est.n_iter_ == 8 and not est.converged_
+    order = np.argsort(-np.sum(H * H, axis=1), kind="stable")
+    np.testing.assert_array_equal(est.selected_features_, order[: min(m, 4)])
+
+
+@pytest.mark.parametrize(
+    "n, p, cap, via_abs",
+    [(30, 12, None, False), (10, 18, None, False), (8, 30, None, True), (10, 18, 3000, True)],
+)
+def test_gram_split_is_the_sign_split_product(monkeypatch, n, p, cap, via_abs):
+    """γ(G⁻H)ᵀ and γ(G⁺H)ᵀ, G^± = [AᵀA]^±, whichever of the two forms is used."""
+    if cap is not None:
+        monkeypatch.setattr(rne_mod, "GRAM_MEMORY_CAP", cap)
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(n, p))
+    K = rng.random((3, p))
+    G = A.T @ A
+    num, den, work = np.empty_like(K), np.empty_like(K), np.empty_like(K)
+    split = rne_mod._gram_split(A, n, p)
+    assert ("Gabs" in split.__code__.co_freevars) == via_abs  # |AᵀA| stored, not G^±
+    split(K, 2.5, num, den, work)
+    np.testing.assert_allclose(num, 2.5 * (np.maximum(-G, 0) @ K.T).T, rtol=1e-12)
+    np.testing.assert_allclose(den, 2.5 * (np.maximum(G, 0) @ K.T).T, rtol=1e-12)
+
+
+def test_callback_arrays_are_not_overwritten(small):
+    """The iteration reuses its buffers; what a callback keeps stays as it was given."""
+    kept = []
+    est = RNE(4, random_state=0, max_iter=3, callback=lambda t, **kw: kept.append(kw)).fit(small)
+    H3 = kept[2]["H"]
+    assert H3.shape == (small.shape[1], 4)
+    np.testing.assert_array_equal(H3, est.H_)
+    assert not np.array_equal(kept[0]["H"], H3)
+    A = small - est.lle_weights_.T @ small
+    assert est.objective(A, kept[0]["H"]) == pytest.approx(est.objective_[0], rel=1e-12)
 
 
 def test_objective_nonnegative_iterates_and_residual(small):
