@@ -17,6 +17,7 @@ from ufs.pipeline.stability_step import (
     run_stability,
     stability_config,
     stability_h,
+    stability_jobs,
     stability_settings,
 )
 from ufs.report.stability_report import stability_markdown, write_stability_report
@@ -41,6 +42,24 @@ def test_the_declared_h_and_the_settings():
     assert all(s.label_free for s in chosen.values())  # references and full methods: none
     assert stability_config({"stability": {"enabled": "false"}})["enabled"] is False
     assert stability_config({})["m"] == 10
+
+
+def test_a_declared_subset_of_data_sets():
+    from ufs.pipeline.config_checks import ConfigError
+
+    config = {
+        **TINY,
+        "stability": {"enabled": True},
+        "datasets": {"wine": {"h": [2, 4]}, "breast_cancer": {"h": [5]}},
+    }
+    plan = build_plan(config, warn=False)
+    every = stability_jobs(plan, config)
+    assert {d for d, _, _ in every} == {"wine", "breast_cancer"}
+    some = {**config, "stability": {"enabled": True, "datasets": ["wine"]}}
+    chosen = stability_jobs(build_plan(some, warn=False), some)
+    assert chosen == [j for j in every if j[0] == "wine"] and chosen
+    with pytest.raises(ConfigError, match="stability.datasets"):
+        build_plan({**config, "stability": {"datasets": ["iris"]}}, warn=False)
 
 
 def test_a_planted_selection_is_stable_and_reproducible(data, tmp_path):

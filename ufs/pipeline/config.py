@@ -627,6 +627,14 @@ def build_plan(
             "oracle_datasets",
             f"{unknown} are not in the config's datasets {sorted(config.get('datasets') or {})}",
         )
+    stability_bases = (config.get("stability") or {}).get("datasets")
+    if stability_bases is not None:
+        unknown = sorted(set(stability_bases) - set(config.get("datasets") or {}))
+        _require(
+            not unknown,
+            "stability.datasets",
+            f"{unknown} are not in the config's datasets {sorted(config.get('datasets') or {})}",
+        )
     if "oracle" in protocols:
         plan.tuned = frozenset(
             i.name for i in plan.instances.values() if tuned_bases is None or i.base in tuned_bases

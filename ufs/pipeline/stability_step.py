@@ -47,7 +47,14 @@ __all__ = [
 ]
 
 #: config ``stability`` defaults
-STABILITY_DEFAULTS = {"enabled": True, "m": 10, "fraction": 0.9, "h": "middle", "level": 0.95}
+STABILITY_DEFAULTS = {
+    "enabled": True,
+    "m": 10,
+    "fraction": 0.9,
+    "h": "middle",
+    "level": 0.95,
+    "datasets": None,  # every data set of the plan; or a list of them (by registry name)
+}
 
 
 def stability_config(config: dict[str, Any]) -> dict[str, Any]:
@@ -85,14 +92,17 @@ def stability_settings(plan) -> dict[str, Any]:
 
 def stability_jobs(plan, config: dict[str, Any]) -> list[tuple[str, str, int]]:
     """``(data set instance, method, h)`` of every stability job of ``plan`` (none when the
-    config's ``stability.enabled`` is false)."""
+    config's ``stability.enabled`` is false): on every data set, or on those of
+    ``stability.datasets`` (by registry name, as ``oracle_datasets``)."""
     cfg = stability_config(config)
     if not cfg["enabled"]:
         return []
     chosen = stability_settings(plan)
+    bases = cfg["datasets"]
     return [
         (d, m, stability_h(inst.hs, cfg["h"]))
         for d, inst in plan.instances.items()
+        if bases is None or inst.base in bases
         for m, s in chosen.items()
         if s in plan.dataset_settings(m, d)
     ]
