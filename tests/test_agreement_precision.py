@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.test_compare import PUBLISHED_COLUMNS, _compare
 from ufs.fileio import write_json
 from ufs.report.compare import (
     TRAILING_ZEROS_DROPPED,
@@ -24,14 +25,6 @@ from ufs.report.compare import (
 from ufs.report.results_table import restarts_text
 
 REPO = Path(__file__).resolve().parents[1]
-PUBLISHED_COLUMNS = ["paper", "table", "dataset", "method", "metric", "h", "value", "std", "note"]
-OUR_COLUMNS = ["dataset", "method", "protocol", "h", "h_label", "acc_mean", "acc_std"]
-
-
-def _compare(tmp_path, published, ours, our_columns=OUR_COLUMNS, **kw):
-    pd.DataFrame(published, columns=PUBLISHED_COLUMNS).to_csv(tmp_path / "pub.csv", index=False)
-    pd.DataFrame(ours, columns=our_columns).to_csv(tmp_path / "d.csv", index=False)
-    return compare_published(tmp_path / "pub.csv", [tmp_path / "d.csv"], **kw)
 
 
 # -- the published rounding --------------------------------------------------------------
