@@ -259,3 +259,14 @@ def test_the_default_run_fits_them_where_torch_is_installed():
     for name in NEURAL:
         assert name in plan.settings
         assert all(plan.dataset_settings(name, d) for d in plan.instances)
+
+
+def test_minibatches_cover_every_sample_once_and_are_counted_right():
+    from ufs.methods._concrete import ConcreteSelector
+
+    gen = torch.Generator().manual_seed(0)
+    for n, b in [(2, 16), (17, 16), (33, 16), (64, 64), (65, 64), (1797, 16), (10, 1)]:
+        pieces = ConcreteSelector._batches(torch, n, b, gen)
+        assert len(pieces) == ConcreteSelector._n_batches(n, b)
+        assert sorted(torch.cat(pieces).tolist()) == list(range(n))
+        assert min(p.numel() for p in pieces) >= min(2, n)

@@ -173,6 +173,12 @@ class ConcreteSelector(UFSSelector):
         return -torch.log(-torch.log(u))
 
     @staticmethod
+    def _n_batches(n: int, batch_size: int) -> int:
+        """How many minibatches :meth:`_batches` cuts an epoch into."""
+        pieces = -(-n // batch_size)
+        return pieces - 1 if pieces > 1 and n - (pieces - 1) * batch_size < 2 else pieces
+
+    @staticmethod
     def _batches(torch, n: int, batch_size: int, gen):
         """One epoch's minibatches: a seeded permutation cut into ``batch_size`` pieces (the
         last may be shorter, as Keras and PyTorch's loaders do; a last piece of one sample
