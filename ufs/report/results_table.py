@@ -1,7 +1,8 @@
 """The tidy results table of one data set: every evaluation file read once into
 one row per (method, setting, h) with its scores, fit status and CPU time (:func:`collect`),
 the protocols' selections from it (:func:`select_protocols`: label-free defaults, the
-label-tuned grid chosen on held-in restarts, the random draws pooled), and the layout the
+label-tuned grid chosen on held-in restarts, every grid setting held out for the label-free
+tuned choice made across data sets, the random draws pooled), and the layout the
 markdown and LaTeX tables share (:func:`table_blocks`, :func:`ordered_methods`, the
 legends). Renderers (:mod:`.aggregate` for markdown and figures, :mod:`.latex`) only read
 it; nothing here writes a file."""
@@ -19,6 +20,7 @@ from ..fileio import read_json
 from ..pipeline.io import read_evaluations
 from ..pipeline.status import fit_label, fit_status, worst
 from ..reference_draws import pool_draws
+from ..stats.tuning import GRID  # every grid setting's rows: the label-free tuned choice's input
 
 METRIC_COLS = ("acc", "nmi", "ari", "ne")
 
@@ -278,22 +280,26 @@ def select_protocols(df: pd.DataFrame, oracle_metric: str = "acc") -> pd.DataFra
     * ``label_free``: each method's default setting; a chance reference's draws pooled
       (:func:`_pool_draws`: mean and 5-95 % band).
     * ``draw``: every draw of a chance reference, for its distribution (percentiles,
-      best-of-G draws: :mod:`ufs.stats.paired`)."""
+      best-of-G draws: :mod:`ufs.stats.paired`).
+    * ``grid``: every grid setting at every h, reported as the ``oracle`` rows are (the
+      odd-numbered restarts; ``<metric>_half_a`` the even ones): what the label-free tuned
+      protocol chooses from across data sets (:mod:`ufs.stats.tuning`, which replaces these
+      rows by its own). Not a protocol of the per-data-set tables."""
     col = f"{oracle_metric}_half_a"
     parts = []
     grid = df[df["in_grid"]]
     if not grid.empty:
+        held = _held_out(grid)
+        held["protocol"] = GRID
+        sizes = grid.groupby(["method", "h_label"])[col].size()
+        held["n_settings"] = sizes.reindex(
+            list(zip(held["method"], held["h_label"], strict=True))
+        ).to_numpy()
         key = grid[col].astype(float).fillna(-np.inf)
         idx = key.groupby([grid["method"], grid["h_label"]]).idxmax()
-        best = _held_out(grid.loc[idx])
+        best = held.loc[idx].copy()
         best["protocol"] = "oracle"
-        best["n_settings"] = (
-            grid.groupby(["method", "h_label"])[col]
-            .size()
-            .reindex(list(zip(best["method"], best["h_label"], strict=True)))
-            .to_numpy()
-        )
-        parts.append(best)
+        parts += [best, held]
     free = df[df["label_free"]].copy()
     free["protocol"] = "label_free"
     free["n_settings"] = 1
