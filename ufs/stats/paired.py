@@ -176,6 +176,7 @@ def compare_to_reference(
     alpha: float = 0.05,
     bayes: bool = True,
     seed: int = BOOTSTRAP_SEED,
+    ci: bool = True,
 ) -> pd.DataFrame:
     """Every method (a column of ``scores``: data sets × methods) against ``reference``
     (a score per data set; or a dict method → its own reference, e.g. the best of as many
@@ -187,7 +188,8 @@ def compare_to_reference(
     ``W``, ``p`` (Wilcoxon, two-sided), ``p_holm`` (Holm over the methods of this call),
     ``significant`` (``p_holm ≤ alpha``), ``direction`` (``better``/``worse``/``no
     difference shown``) and, with ``baycomp`` installed and ``bayes``, ``p_better``,
-    ``p_equivalent``, ``p_worse`` (ROPE :data:`ROPE`)."""
+    ``p_equivalent``, ``p_worse`` (ROPE :data:`ROPE`). ``ci=False`` leaves the interval
+    NaN (the verdicts alone, e.g. of the leave-one-family-out runs)."""
     rows = []
     for m in scores.columns:
         x = scores[m].astype(float)
@@ -198,7 +200,7 @@ def compare_to_reference(
         keep = ~(x.isna() | ref.isna())
         d = (x - ref)[keep].to_numpy()
         w, p = signed_rank(d)
-        lo, hi = bootstrap_median_ci(d, seed=seed)
+        lo, hi = bootstrap_median_ci(d, seed=seed) if ci else (math.nan, math.nan)
         row = {
             "method": m,
             "n": int(keep.sum()),

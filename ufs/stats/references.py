@@ -7,7 +7,11 @@ beats using every feature, with paired tests (:mod:`ufs.stats.paired`).
   CI, Wilcoxon p Holm-corrected, the Bayesian signed-rank probabilities, and the median
   percentile of the method among the random draws. Under the label-tuned protocol the
   random reference of a method with G settings is the **best of G random draws** chosen
-  on the same restarts (:func:`ufs.stats.paired.best_of_g`).
+  on the same restarts (:func:`ufs.stats.paired.best_of_g`); under the label-free tuned
+  protocol (:mod:`ufs.stats.tuning`), whose choice does not use the data set's labels, it
+  is the expected random subset on the same (odd) restarts (the best of one draw).
+* :func:`paired_scores` — each method and its reference per data set (or family), the
+  input of those tests (and of their leave-one-family-out runs).
 * :func:`per_h_view` — the area under the score curve over log h, and per-h wins and
   losses against the expected random score (and beyond its 5-95 % band).
 * :func:`tuning_gain` — each method's label-tuning gain next to random's gain for the
@@ -24,6 +28,7 @@ from . import paired, ranking, views
 __all__ = [
     "RANDOM",
     "ALL_FEATURES",
+    "paired_scores",
     "reference_tests",
     "all_reference_tests",
     "per_h_view",
@@ -52,14 +57,16 @@ def _compared(tables, include_variants: bool, min_h_values: int):
 
 def _reference_cells(tables: pd.DataFrame, protocol: str, metric: str, methods) -> dict:
     """method → (data set, h) cells of its random reference: the expected random score
-    (label-free) or the best of G random draws, G its number of settings (label-tuned)."""
+    (label-free), the same on the odd restarts that report the label-free tuned rows (the
+    best of one draw: the choice did not use these labels), or the best of G random draws,
+    G its number of settings (label-tuned)."""
     if protocol == "label_free":
         values, _ = views.cell_table(tables, protocol, metric)
         if RANDOM not in values:
             return {}
         return {m: values[RANDOM] for m in methods}
     sizes = _grid_sizes(tables)
-    g_of = {m: int(sizes.get(m, 1)) for m in methods}
+    g_of = {m: 1 if protocol != "oracle" else int(sizes.get(m, 1)) for m in methods}
     best = {g: paired.best_of_g_cells(tables, metric, g) for g in set(g_of.values())}
     if all(b.empty for b in best.values()):
         return {}
@@ -77,6 +84,42 @@ def _paired_with(values: pd.DataFrame, ref_cells: dict, families) -> tuple[pd.Da
         s, _ = views.view_scores(both, ["m", "ref"], families)
         cols[m], refs[m] = s["m"], s["ref"]
     return pd.DataFrame(cols), refs
+
+
+def paired_scores(
+    tables: pd.DataFrame,
+    protocol: str,
+    metric: str,
+    *,
+    include_variants: bool = False,
+    min_h_values: int = 3,
+    view=None,
+    cells: pd.Index | None = None,
+) -> dict[str, tuple[pd.DataFrame, dict[str, pd.Series]]]:
+    """What :func:`reference_tests` tests: prefix (``rand_``, ``all_``) → (data sets, or
+    families, × methods, method → its reference's scores on the same rows), each pair on
+    the cells where both have a result; a reference that did not run has no entry."""
+    families = None
+    if view is not None:
+        tables, _ = view.apply(tables)
+        families = view.families()
+    rows, thin = _compared(tables, include_variants, min_h_values)
+    kept = tables[~tables["dataset"].isin(list(thin))]
+    impute = view.impute_budget if view is not None else True
+    values, _ = views.cell_table(rows, protocol, metric, impute_budget=impute, reference_rows=kept)
+    if cells is not None:
+        values = values.reindex(cells)
+    if values.empty:
+        return {}
+    methods = [m for m in values.columns if values[m].notna().any()]
+    every, _ = views.cell_table(kept, protocol, metric)  # references too
+    out = {}
+    rand = _reference_cells(kept, protocol, metric, methods)
+    if rand:
+        out["rand_"] = _paired_with(values, rand, families)
+    if ALL_FEATURES in every:
+        out["all_"] = _paired_with(values, {m: every[ALL_FEATURES] for m in methods}, families)
+    return out
 
 
 def reference_tests(
@@ -98,35 +141,30 @@ def reference_tests(
     ``view`` that says so (:mod:`ufs.stats.views`); ``cells``: only these (data set, h)
     cells (the rank comparison's, ``RankResult.cells.index``: one N per view). Empty when
     neither reference ran."""
-    families = None
-    if view is not None:
-        tables, _ = view.apply(tables)
-        families = view.families()
-    rows, thin = _compared(tables, include_variants, min_h_values)
-    kept = tables[~tables["dataset"].isin(list(thin))]
-    impute = view.impute_budget if view is not None else True
-    values, _ = views.cell_table(rows, protocol, metric, impute_budget=impute, reference_rows=kept)
-    if cells is not None:
-        values = values.reindex(cells)
-    if values.empty:
-        return pd.DataFrame()
-    methods = [m for m in values.columns if values[m].notna().any()]
-    every, _ = views.cell_table(kept, protocol, metric)  # references too
-    out = []
-    rand = _reference_cells(kept, protocol, metric, methods)
-    if rand:
-        scores, ref = _paired_with(values, rand, families)
-        t = paired.compare_to_reference(scores, ref, alpha=alpha, bayes=bayes)
-        out.append(t.add_prefix("rand_"))
-    if ALL_FEATURES in every:
-        scores, ref = _paired_with(values, {m: every[ALL_FEATURES] for m in methods}, families)
-        t = paired.compare_to_reference(scores, ref, alpha=alpha, bayes=bayes)
-        out.append(t.add_prefix("all_"))
+    pairs = paired_scores(
+        tables,
+        protocol,
+        metric,
+        include_variants=include_variants,
+        min_h_values=min_h_values,
+        view=view,
+        cells=cells,
+    )
+    out = [
+        paired.compare_to_reference(scores, ref, alpha=alpha, bayes=bayes).add_prefix(prefix)
+        for prefix, (scores, ref) in pairs.items()
+    ]
     if not out:
         return pd.DataFrame()
     res = pd.concat(out, axis=1)
+    if protocol != "label_free":
+        return res
+    if view is not None:
+        tables, _ = view.apply(tables)
+    rows, thin = _compared(tables, include_variants, min_h_values)
+    kept = tables[~tables["dataset"].isin(list(thin))]
     draws = paired.draw_scores(kept, metric)
-    if protocol == "label_free" and not draws.empty:
+    if not draws.empty:
         data_scores, status = ranking.dataset_scores(rows, protocol, metric)
         pct = paired.random_percentiles(data_scores.mask(status == "budget_exceeded"), draws)
         res["percentile"] = pct.median(axis=0).reindex(res.index)
@@ -329,14 +367,16 @@ def references_markdown(
         "0); W/T/L: data sets won, tied, lost. *Random* is the expected score of a random "
         "subset (the mean over `evaluation.reference_draws` independent draws), never one "
         "draw; under label-tuning it is the best of G random draws chosen on the same "
-        "restarts, G being the method's number of settings. A method is called better or "
+        "restarts, G being the method's number of settings; under label-free tuning, whose "
+        "choice does not see the data set's labels, the expected random subset on the same "
+        "(odd) restarts. A method is called better or "
         "worse only when the adjusted p says so; otherwise *no difference shown*: the data "
         "cannot decide.",
         "",
         paired.detectable(max(k, 2), n_data, alpha).sentence(),
         "",
     ]
-    for protocol in ("label_free", "oracle"):
+    for protocol in ranking.PROTOCOLS:
         for metric in ranking.METRICS:
             res = tests.get((protocol, metric), pd.DataFrame())
             if res.empty:
