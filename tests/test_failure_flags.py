@@ -264,7 +264,7 @@ def test_summary_opens_with_ranks_then_failures(tmp_path):
     bench.write_text("s\th:m:s\n1.5\t0:00:01\n")
     cds = {
         (p, m): out / "figures" / f"cd_{p}_{m}.png"
-        for p in ("oracle", "label_free")
+        for p in ("oracle", "label_free", "label_free_tuned")
         for m in ("acc", "nmi")
     }
     warning = aggregate.write_summary(

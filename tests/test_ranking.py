@@ -167,10 +167,13 @@ def test_cd_diagram_and_markdown(tmp_path):
     assert [(r.protocol, r.metric) for r in results] == [  # label-free first
         ("label_free", "acc"),
         ("label_free", "nmi"),
+        ("label_free_tuned", "acc"),  # no grid rows here: nothing ranked
+        ("label_free_tuned", "nmi"),
         ("oracle", "acc"),
         ("oracle", "nmi"),
     ]
-    r = results[2]
+    assert results[2].avg_rank.empty
+    r = results[4]
     assert r.avg_rank.index[0] == "method_0" and r.pvalue < 1e-3 and r.groups
     out = rank_report.plot_cd(r, tmp_path / "cd_oracle_acc.png")
     assert out.stat().st_size > 5000

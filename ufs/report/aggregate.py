@@ -47,7 +47,6 @@ from .results_table import (  # the tidy table these renderers read
     STATUS_LEGEND,
     SUMMARY_COLUMNS,
     SUMMARY_TITLES,
-    TABLE_PROTOCOLS,
     TABLE_TITLES,
     _row_status,
     collect,
@@ -687,20 +686,25 @@ def write_summary(
     :func:`ufs.pipeline.slices.slice_note`). ``families``: the config's ``family:`` entries
     (data set → family), merged with the registered families in every view. ``stability``:
     the run's ``stability.csv`` (:mod:`ufs.report.stability_report`), summarised in a
-    section of its own. Returns the end-of-run warning, if any."""
+    section of its own. The label-free tuned protocol is made from the tables' grid rows
+    (:func:`ufs.stats.tuning.with_label_free_tuned`); each verdict against a reference
+    carries its leave-one-family-out count (:mod:`ufs.report.robustness`). Returns the
+    end-of-run warning, if any."""
     import os
 
-    from ..stats import ranking, references, views
+    from ..stats import ranking, references, tuning, views
     from . import rank_report
     from .answer import pairwise_results, support_lines
     from .html import page
     from .latex import rank_table
     from .leaderboard import leaderboard_lines
+    from .robustness import verdict_robustness
 
     with views.extra_families(families):
         timing = timing_summary(benchmarks, evaluations)
         write_json(out_timing, timing)
         tables = pd.concat([pd.read_csv(t) for t in tables_csv], ignore_index=True)
+        tables = tuning.with_label_free_tuned(tables, oracle_metric)
         choices = {"min_h_values": min_h_values, "include_variants": include_variants}
         view = views.FAMILIES
         results = ranking.rank_all(tables, alpha=alpha, view=view, **choices)
@@ -715,6 +719,7 @@ def write_summary(
             tables, alpha=alpha, view=view, results=results, **choices
         )
         pairs = pairwise_results(results, families_of=view)
+        kept = verdict_robustness(tables, results, tests, view=view, **choices)
         out_dir = Path(out_md).parent
         details = Path(out_details) if out_details else Path(out_md).with_name(DETAILS_MD)
         links = []
@@ -736,26 +741,37 @@ def write_summary(
             _scope_line(tables),
             "",
             *note,
-            "Two parameter protocols, label-free first everywhere: **label-free** runs each "
+            "Three parameter protocols, label-free first everywhere: **label-free** runs each "
             "method's default setting and uses no labels (the unsupervised numbers); "
-            "**label-tuned** lets the labels choose the grid setting per h, as the papers do "
-            "(chosen on the even k-means restarts, reported on the odd ones). Only competitors "
+            "**label-free tuned** takes, on each data set, the grid setting with the best "
+            "average rank on the other families (their labels, never this data set's; "
+            "`ufs.stats.tuning`); **label-tuned** lets the data set's labels choose the grid "
+            "setting per h, as the papers do. Both tuned protocols report the odd k-means "
+            "restarts (the label-tuned choice is made on the even ones). Only competitors "
             "are ranked; references and declared variants are shown apart. Marks and units: "
             "*Legend*, at the end.",
             "",
             *support_lines(
                 results,
                 tests,
-                TABLE_PROTOCOLS,
+                ranking.PROTOCOLS,
                 pairs,
                 intro=(
                     "Data sets drawn from one source count once (the median of their members' "
                     "scores; `ufs.datasets.families` and the config's `family:` entries); every "
                     "line uses one N for all its tests."
                 ),
+                robustness=kept,
             ),  # the answer, in words
             *leaderboard_lines(
-                results, tests, pairs, tables, view=view, where=view.title, sensitivity=False
+                results,
+                tests,
+                pairs,
+                tables,
+                view=view,
+                where=view.title,
+                sensitivity=False,
+                robustness=kept,
             ),
             rank_report.overview_markdown(results, figure_dir=figdir),
             failure_markdown(counts),

@@ -11,7 +11,8 @@ One wording per case, each backed by the test it names:
   pair is claimed; the Nemenyi CD diagram is a picture of the mean ranks, not a test of
   pairs (mean ranks depend on the other methods in the comparison);
 * the **paired tests against the references** (random subsets, all features) give
-  better / worse / not distinguishable;
+  better / worse / not distinguishable, each verdict with how many leave-one-family-out
+  runs and sensitivity views keep it (:mod:`.robustness`; *fragile* where not all do);
 * a view whose N cannot reach significance in any of these says so first.
 
 The claimed pairs are written ``\\`a\\` > \\`b\\`, \\`c\\```; :func:`claimed_pairs` reads
@@ -26,6 +27,7 @@ import pandas as pd
 
 from ..stats import paired, pairwise, ranking, views
 from . import rank_report
+from .robustness import Kept, annotate
 
 __all__ = [
     "support_lines",
@@ -34,11 +36,28 @@ __all__ = [
     "verdict_summary",
     "TITLES",
     "resolution_sentence",
+    "smallest_p_text",
+    "robustness_legend",
+    "LABELS_USED",
     "unit",
 ]
 
 #: the protocols as the answer names them
-TITLES = {"label_free": "label-free", "oracle": "label-tuned"}
+TITLES = {
+    "label_free": "label-free",
+    "label_free_tuned": "label-free tuned",
+    "oracle": "label-tuned",
+}
+
+#: whose labels each protocol uses to choose a method's setting (every protocol uses the
+#: data set's labels for the number of clusters and the evaluation, as the report says)
+LABELS_USED = {
+    "label_free": "no labels choose the setting: each method's default",
+    "label_free_tuned": "the labels of the other families choose the setting, never this data "
+    "set's: the setting with the best average rank elsewhere",
+    "oracle": "this data set's labels choose the setting (the even restarts; reported on the "
+    "odd ones)",
+}
 
 
 def pairwise_results(
@@ -124,6 +143,17 @@ def resolution_sentence(k: int, n: int, alpha: float, unit: str = "data sets") -
     )
 
 
+def smallest_p_text(k: int, n: int) -> str:
+    """The smallest p ``n`` paired units allow, in words: the exact two-sided Wilcoxon
+    signed-rank test's ``2 / 2^n`` (every difference of one sign) and, after Holm over the
+    ``k`` methods compared with a reference, ``k`` times that (capped at 1)."""
+    d = paired.detectable(max(k, 1), n)
+    return (
+        f"the smallest p its N = {n} allows is 2/2^{n} = {d.min_p:.2g} for one Wilcoxon "
+        f"signed-rank test, {d.min_p_holm:.2g} after Holm over the {k} methods"
+    )
+
+
 def unit(r: ranking.RankResult) -> str:
     """What one of the comparison's N is: a family (where some have several members) or a
     data set."""
@@ -133,16 +163,19 @@ def unit(r: ranking.RankResult) -> str:
 def support_lines(
     results: list[ranking.RankResult],
     tests: dict[tuple[str, str], pd.DataFrame],
-    protocols=("label_free", "oracle"),
+    protocols=ranking.PROTOCOLS,
     pairs: dict[tuple[str, str], pd.DataFrame] | None = None,
     *,
     heading: str = "## What the tests support",
     intro: str = "",
+    robustness: dict | None = None,
 ) -> list[str]:
     """The answer first: per protocol (label-free first) and metric, the Friedman
     verdict, the pairs the all-pairs paired tests order (``pairs``:
     :func:`pairwise_results`), and the paired verdicts against the references
-    (``tests``: :func:`ufs.stats.references.all_reference_tests`), one N per line."""
+    (``tests``: :func:`ufs.stats.references.all_reference_tests`), one N per line; each
+    verdict with its leave-one-family-out and views' counts where ``robustness``
+    (:func:`ufs.report.robustness.verdict_robustness`) has them."""
     lines = [heading, ""] + ([intro, ""] if intro else [])
     pairs = pairs or {}
     by = {(r.protocol, r.metric): r for r in results}
@@ -152,7 +185,8 @@ def support_lines(
             r = by.get((protocol, metric))
             if r is None or r.avg_rank.empty:
                 continue
-            lines.append(_line(r, tests.get((protocol, metric), pd.DataFrame()), pairs))
+            kept = (robustness or {}).get((protocol, metric))
+            lines.append(_line(r, tests.get((protocol, metric), pd.DataFrame()), pairs, kept))
     if len(lines) == n_before:
         lines.append(
             "- No rank test applies to these results (too few data sets or competitors; the "
@@ -167,10 +201,33 @@ def support_lines(
         "are not ranked; data sets with fewer than 3 values of h are not ranked (listed "
         "under the rank table). Missing results: " + views.MISSING_DATA_RULE,
     ]
+    if robustness:
+        lines[-1] += " " + robustness_legend(robustness)
     return lines + [""]
 
 
-def _line(r: ranking.RankResult, res: pd.DataFrame, pairs: dict) -> str:
+def robustness_legend(robustness: dict) -> str:
+    """What the counts after a verdict say (the verdict lines and the leaderboard), for
+    ``robustness`` (:func:`ufs.report.robustness.verdict_robustness`): with the views'
+    count where it has one."""
+    every = [k for d in robustness.values() for k in d.values()]
+    with_views = any(k.views is not None for k in every)
+    views_text = (
+        ", and how many of the other sensitivity views that compare the method (*How the "
+        "verdicts move with the rules*; the absolute h grid, other fits, not counted)"
+        if with_views
+        else ""
+    )
+    k0 = max(every, key=lambda k: (k.lofo_runs, k.views_runs or 0), default=Kept(0, 0))
+    example = f"`{Kept(k0.lofo_runs, k0.lofo_runs, k0.views_runs, k0.views_runs).text()}`"
+    return (
+        "After each verdict against a reference: how many leave-one-family-out runs (the "
+        f"same test with each family left out in turn) keep it{views_text}, {example} where "
+        "all do; a verdict that fewer keep is *fragile*, with its counts."
+    )
+
+
+def _line(r: ranking.RankResult, res: pd.DataFrame, pairs: dict, kept: dict | None = None) -> str:
     what = f"**{TITLES[r.protocol]} {r.metric.upper()}**"
     head = f"- {what} (N = {r.n} {unit(r)}, k = {r.k}): "
     if not r.applicable:
@@ -214,21 +271,26 @@ def _line(r: ranking.RankResult, res: pd.DataFrame, pairs: dict) -> str:
             )
     rb, rw, rn = _verdicts(res, "rand_")
     ab, aw, an = _verdicts(res, "all_")
-    ref_rand = "the expected random subset" + (
-        " (the best of G random subsets for a grid of G settings)" if r.protocol == "oracle" else ""
-    )
+    ref_rand = "the expected random subset" + REFERENCE_NOTE.get(r.protocol, "")
     if rb or rw or rn:
         text += (
-            f" Against {ref_rand} (Wilcoxon, Holm, α = {r.alpha:g}): better {_names(rb)}; "
-            f"worse {_names(rw)}; not distinguishable {len(rn)} "
-            f"method{'s' if len(rn) != 1 else ''}."
+            f" Against {ref_rand} (Wilcoxon, Holm, α = {r.alpha:g}): better "
+            f"{annotate(rb, kept, 'rand_')}; worse {annotate(rw, kept, 'rand_')}; not "
+            f"distinguishable {len(rn)} method{'s' if len(rn) != 1 else ''}."
         )
     if ab or aw or an:
         text += (
-            f" Against all features: better {_names(ab)}; worse {_names(aw)}; not "
-            f"distinguishable {len(an)}."
+            f" Against all features: better {annotate(ab, kept, 'all_')}; worse "
+            f"{annotate(aw, kept, 'all_')}; not distinguishable {len(an)}."
         )
     return text
+
+
+#: how a protocol's random reference is drawn, where it is not the plain expected subset
+REFERENCE_NOTE = {
+    "oracle": " (the best of G random subsets for a grid of G settings)",
+    "label_free_tuned": " (on the same odd restarts)",
+}
 
 
 def verdict_summary(

@@ -34,9 +34,9 @@ from ..datasets.families import config_families
 from ..fileio import read_json, write_text
 from ..pipeline.config import REPLICATE_SEP
 from ..pipeline.status import STATUS_MARK
-from ..stats import ranking, references, views
+from ..stats import ranking, references, tuning, views
 from . import absolute_h as absolute_grid
-from . import answer, flag_causes, rank_report, sensitivity
+from . import answer, flag_causes, rank_report, robustness, sensitivity
 from .aggregate import FLAGGED, degenerate_fits, fit_records, warm_cpu
 from .answer import TITLES, pairwise_results, support_lines
 from .leaderboard import leaderboard_lines, mostly_flagged_leaders
@@ -77,7 +77,7 @@ class Run:
     @property
     def protocols(self) -> list[str]:
         present = set(self.tables["protocol"])
-        return [p for p in ("label_free", "oracle") if p in present]
+        return [p for p in ranking.PROTOCOLS if p in present]
 
     @property
     def methods(self) -> list[str]:
@@ -178,11 +178,19 @@ def configured_datasets(config: dict[str, Any]) -> list[str]:
     return list(config.get("only_datasets") or (config.get("datasets") or {}).keys())
 
 
+def oracle_metric(config: dict[str, Any]) -> str:
+    """The metric the config's label-tuned (and label-free tuned) choice maximises."""
+    return (config.get("evaluation") or {}).get("oracle_metric", "acc")
+
+
 def load_run(results_dir: str | Path, config_path: str | Path) -> Run:
-    """Read everything the report needs from ``results_dir`` and the config."""
+    """Read everything the report needs from ``results_dir`` and the config: the tables
+    with the label-free tuned protocol's rows made from their grid rows
+    (:func:`ufs.stats.tuning.with_label_free_tuned`, the config's families merged)."""
     results_dir = Path(results_dir)
     config = load_config(config_path)
-    tables = read_tables(results_dir)
+    with views.extra_families(config_families(config)):
+        tables = tuning.with_label_free_tuned(read_tables(results_dir), oracle_metric(config))
     configured = configured_datasets(config)
     present = set(tables["dataset"].astype(str))
     datasets = [d for d in configured if d in present] + sorted(present - set(configured))
@@ -347,9 +355,14 @@ def _protocols_text(run: Run) -> str:
     tuned = "label-tuned (secondary)"
     if n["oracle"] < len(run.datasets):
         tuned += f" on {n['oracle']} of the {len(run.datasets)} data sets"
+    if tuning.PROTOCOL in n:
+        tuned = (
+            f"label-free tuned (the other families' labels choose, from the same grid runs, "
+            f"on {n[tuning.PROTOCOL]} data sets) and {tuned}"
+        )
     if "label_free" not in n:
         return f"protocols {tuned}; label-free not run"
-    return f"protocols {lf} and {tuned}"
+    return f"protocols {lf}{', ' if tuning.PROTOCOL in n else ' and '}{tuned}"
 
 
 def _compute_text(compute: pd.DataFrame) -> str:
@@ -445,6 +458,17 @@ def _protocol_section() -> list[str]:
         "upwards). This **uses the labels** (as the papers do): an upper bound on what the "
         "method can do, not an unsupervised result; its chance reference is the best of as "
         "many random subsets as the method has settings.",
+        "- **label-free tuned** (what a practitioner can use): from the same grid runs, "
+        "each method's setting on a data set is the one with the best average rank on the "
+        "*other* families — per other data set and h its settings ranked by mean "
+        "ACC on the even restarts (ties share their mean rank, a setting without a score "
+        "ranks last), the ranks averaged over h, over a family's data sets (a family "
+        "counts once) and over the families; the simulations inform no choice. The labels "
+        "of the data set's own family never enter. Ties of average rank go to the "
+        "method's label-free default if it is one of them, else to the setting whose "
+        "parameters come first as written. Reported, as the label-tuned rows are, on the "
+        "odd restarts; its chance reference is the expected random subset on the same "
+        "restarts (the choice did not see these labels). `ufs.stats.tuning` defines it.",
         "- **references**: `all_features` (no selection), `random` (the mean and 5-95 % band "
         "of `evaluation.reference_draws` independent random subsets per h, never one draw) "
         "and `max_variance`; bounds a method must beat, shown apart, never ranked.",
@@ -455,8 +479,10 @@ def _protocol_section() -> list[str]:
         "(2) the evaluation (ACC, NMI against the labels); (3) GOLFS's label-free defaults "
         "were chosen by a scan on the simulation `golfs_sim1` against its planted features "
         "(`docs/methods.md`, GOLFS), which is why the simulations are reported apart and "
-        "never ranked in the primary view; (4) the label-tuned protocol's choice of setting. "
-        "Nothing else (h included) is chosen with the labels.",
+        "never ranked in the primary view; (4) the label-tuned protocol's choice of setting, "
+        "with the data set's own labels; (5) the label-free tuned protocol's choice, with "
+        "the other families' labels only. Nothing else (h included) is chosen with the "
+        "labels.",
         "",
         "**Input spaces** (one rule for the primary ranking): each method receives the "
         "matrix its registry entry declares — the authors' space where the paper or the "
@@ -471,10 +497,14 @@ def _protocol_section() -> list[str]:
 
 
 def _ordered(results: list[ranking.RankResult]) -> list[ranking.RankResult]:
-    """Label-free first, then label-tuned; ACC before NMI; protocols without scores dropped."""
-    key = {("label_free", "acc"): 0, ("label_free", "nmi"): 1, ("oracle", "acc"): 2}
+    """Label-free first, then label-free tuned, then label-tuned; ACC before NMI; protocols
+    without scores dropped."""
+    key = {
+        (p, m): i
+        for i, (p, m) in enumerate((p, m) for p in ranking.PROTOCOLS for m in ranking.METRICS)
+    }
     kept = [r for r in results if not r.avg_rank.empty]
-    return sorted(kept, key=lambda r: key.get((r.protocol, r.metric), 3))
+    return sorted(kept, key=lambda r: key.get((r.protocol, r.metric), len(key)))
 
 
 def cd_path(img_dir: Path, protocol: str, metric: str) -> Path:
@@ -712,39 +742,82 @@ def _legend() -> str:
     return "; ".join(f"{STATUS_MARK[s]} {names[s]}" for s in FAILURES if s in STATUS_MARK) + "."
 
 
+def _gap(run: Run, tuned: str, metric: str) -> dict[str, tuple[float, int]]:
+    """method → (mean over the real data sets with both protocols, neither over the budget,
+    of ``tuned`` − label-free ``metric``, their number)."""
+    lf, lfs = _scores(run, "label_free", metric)
+    tu, tus = _scores(run, tuned, metric)
+    out = {}
+    for m in sorted(set(lf.columns) & set(tu.columns)):
+        both = lf.index.intersection(tu.index)
+        keep = [
+            d
+            for d in both
+            if not views.is_simulation(str(d))
+            and not (pd.isna(lf.loc[d, m]) or pd.isna(tu.loc[d, m]))
+            and BUDGET not in (lfs.loc[d, m], tus.loc[d, m])
+        ]
+        diff = (tu.loc[keep, m] - lf.loc[keep, m]).to_numpy(dtype=float)
+        out[m] = (float(diff.mean()) if diff.size else np.nan, len(keep))
+    return out
+
+
 def label_gap(run: Run) -> pd.DataFrame:
     """Per method: mean over the real data sets with both protocols (neither over the
     budget; simulations apart, as in the primary view) of label-tuned − label-free ACC and
-    NMI (fractions), their count, the primary view's average ACC rank under each protocol
-    and the number of grid settings tuned over."""
+    NMI (fractions), their count, the same of label-free tuned − label-free
+    (``d_<metric>_free_tuned``, NaN where it did not run), the primary view's average ACC
+    rank under each protocol and the number of grid settings tuned over."""
     results = {(r.protocol, r.metric): r for r in ranking.rank_all(run.tables, view=views.PRIMARY)}
     gaps: dict[str, dict[str, Any]] = {}
     for metric in ranking.METRICS:
-        lf, lfs = _scores(run, "label_free", metric)
-        tu, tus = _scores(run, "oracle", metric)
-        for m in sorted(set(lf.columns) & set(tu.columns)):
-            both = lf.index.intersection(tu.index)
-            keep = [
-                d
-                for d in both
-                if not views.is_simulation(str(d))
-                and not (pd.isna(lf.loc[d, m]) or pd.isna(tu.loc[d, m]))
-                and BUDGET not in (lfs.loc[d, m], tus.loc[d, m])
-            ]
-            diff = (tu.loc[keep, m] - lf.loc[keep, m]).to_numpy(dtype=float)
+        free_tuned = _gap(run, tuning.PROTOCOL, metric)
+        for m, (d, n) in _gap(run, "oracle", metric).items():
             g = gaps.setdefault(m, {"method": m})
-            g[f"d_{metric}"] = float(diff.mean()) if diff.size else np.nan
-            g[f"n_{metric}"] = len(keep)
+            g[f"d_{metric}"], g[f"n_{metric}"] = d, n
+            g[f"d_{metric}_free_tuned"] = free_tuned.get(m, (np.nan, 0))[0]
     oracle = run.tables[run.tables["protocol"] == "oracle"]
     settings = oracle.groupby("method")["n_settings"].max() if "n_settings" in oracle else {}
     for m, g in gaps.items():
-        for p in ("label_free", "oracle"):
+        for p in ranking.PROTOCOLS:
             avg = results[(p, "acc")].avg_rank
             g[f"rank_{p}"] = float(avg[m]) if m in avg else np.nan
         g["settings"] = int(settings[m]) if m in settings else None
-    cols = ["method", "d_acc", "d_nmi", "n_acc", "n_nmi", "rank_label_free", "rank_oracle"]
+    cols = ["method", "d_acc", "d_nmi", "n_acc", "n_nmi", "d_acc_free_tuned", "d_nmi_free_tuned"]
+    cols += [f"rank_{p}" for p in ranking.PROTOCOLS]
     out = pd.DataFrame(list(gaps.values()), columns=cols + ["settings"])
     return out.sort_values(["d_acc", "method"], ascending=[False, True], na_position="last")
+
+
+def tuned_choices(run: Run) -> pd.DataFrame:
+    """Per competitor with label-free tuned rows: its label-free default (``default``, the
+    parameters as written) and the settings the other families chose (``chosen``: a list
+    of (parameters, data sets, whether it is the default), most data sets first)."""
+    part = run.tables[run.tables["protocol"] == tuning.PROTOCOL]
+    roles = ranking.method_roles(run.tables)
+    free = run.tables[run.tables["protocol"] == "label_free"]
+    rows = []
+    for m, g in part.drop_duplicates(["dataset", "method"]).groupby("method", sort=True):
+        if roles.get(m, "method") != "method":
+            continue
+        default = free.loc[free["method"] == m, "params"]
+        counts = g.groupby("params", sort=True).agg(
+            n=("dataset", "size"), default=("label_free", "any")
+        )
+        counts = counts.sort_values("n", ascending=False, kind="stable")
+        rows.append(
+            {
+                "method": m,
+                "default": str(default.iloc[0]) if len(default) else "–",
+                "chosen": [(str(k), int(r["n"]), bool(r["default"])) for k, r in counts.iterrows()],
+                "datasets": int(g["dataset"].nunique()),
+            }
+        )
+    return pd.DataFrame(rows, columns=["method", "default", "chosen", "datasets"])
+
+
+def _rank_or_dash(x: Any) -> str:
+    return "–" if x is None or pd.isna(x) else f"{x:.2f}"
 
 
 def _gap_section(run: Run) -> list[str]:
@@ -754,9 +827,12 @@ def _gap_section(run: Run) -> list[str]:
     lines += [
         "Mean over the real data sets (N; the simulations apart) of label-tuned minus "
         "label-free score, in percentage points; a large gap means the method's published "
-        "numbers rest on tuning with the labels. A description, not a test: with N this small "
-        "no paired test could call a gap significant (*What these N can show*). Average ACC "
-        "ranks of the primary view under each protocol; grid settings tuned over per h.",
+        "numbers rest on tuning with the labels. Beside it, label-free tuned minus "
+        "label-free: what the setting the other families' labels choose buys over the "
+        "default, without this data set's labels. A description, not a test: with N this "
+        "small no paired test could call a gap significant (*What these N can show*). "
+        "Average ACC ranks of the primary view under each protocol; grid settings tuned over "
+        "per h.",
         "",
     ]
     rows = [
@@ -765,14 +841,39 @@ def _gap_section(run: Run) -> list[str]:
             _pp(r["d_acc"]),
             _pp(r["d_nmi"]),
             str(r["n_acc"]),
-            "–" if pd.isna(r["rank_label_free"]) else f"{r['rank_label_free']:.2f}",
-            "–" if pd.isna(r["rank_oracle"]) else f"{r['rank_oracle']:.2f}",
+            _pp(r["d_acc_free_tuned"]),
+            _pp(r["d_nmi_free_tuned"]),
+            *(_rank_or_dash(r[f"rank_{p}"]) for p in ranking.PROTOCOLS),
             "–" if r["settings"] is None or pd.isna(r["settings"]) else str(int(r["settings"])),
         ]
         for _, r in label_gap(run).iterrows()
     ]
-    header = ["method", "Δ ACC (pp)", "Δ NMI (pp)", "N", "rank label-free", "rank label-tuned"]
-    return lines + _table(header + ["grid settings"], rows, right=set(range(1, 7)))
+    header = ["method", "Δ ACC (pp)", "Δ NMI (pp)", "N", "Δ ACC label-free tuned (pp)"]
+    header += ["Δ NMI label-free tuned (pp)"]
+    header += [f"rank {TITLES[p]}" for p in ranking.PROTOCOLS]
+    lines += _table(header + ["grid settings"], rows, right=set(range(1, len(header) + 1)))
+    choices = tuned_choices(run)
+    if choices.empty:
+        return lines
+    lines += [
+        "**The settings the other families chose** (label-free tuned): per competitor, its "
+        "label-free default and each setting chosen for a data set with the labels of the "
+        "other families (the number of data sets it was chosen for; *default*: the default "
+        "itself).",
+        "",
+    ]
+    rows = [
+        [
+            f"`{r['method']}`",
+            f"`{r['default']}`",
+            "; ".join(
+                f"`{params}` ({n}{', default' if is_default else ''})"
+                for params, n, is_default in r["chosen"]
+            ),
+        ]
+        for _, r in choices.iterrows()
+    ]
+    return lines + _table(["method", "label-free default", "chosen (data sets)"], rows)
 
 
 def run_time(run: Run) -> pd.DataFrame:
@@ -1274,6 +1375,22 @@ def benchmark_report(
             run.tables, alpha=alpha, view=view, results=results, **choices
         )
         pairs = pairwise_results(results, families_of=view)
+        views_of: dict[tuple[str, str], dict] = {}  # the sensitivity views, computed once
+
+        def sensitivity_of(protocol: str, metric: str) -> dict:
+            if (protocol, metric) not in views_of:
+                views_of[(protocol, metric)] = sensitivity.sensitivity(
+                    run.tables,
+                    protocol=protocol,
+                    metric=metric,
+                    alpha=alpha,
+                    min_h_values=min_h_values,
+                )
+            return views_of[(protocol, metric)]
+
+        kept = robustness.verdict_robustness(
+            run.tables, results, tests, view=view, sensitivity_of=sensitivity_of, **choices
+        )
         parts = [
             f"# {title}",
             "",
@@ -1281,14 +1398,22 @@ def benchmark_report(
             f"Generated by `ufs benchmark-report` from {source or f'`{results_dir}`'}; "
             "do not edit by hand.",
             "",
-            *leaderboard_lines(results, tests, pairs, run.tables, view=view),
-            *support_lines(results, tests, run.protocols, pairs, intro=_view_intro(results)),
+            *leaderboard_lines(results, tests, pairs, run.tables, view=view, robustness=kept),
+            *support_lines(
+                results,
+                tests,
+                run.protocols,
+                pairs,
+                intro=_view_intro(results),
+                robustness=kept,
+            ),
             *_resolution_lines(results),
             *sensitivity.sensitivity_markdown(
                 run.tables,
                 alpha=alpha,
                 min_h_values=min_h_values,
                 other_grids={absolute_grid.KEY: absolute.tables} if absolute else None,
+                computed=views_of,
             ),
             *_pairs_section(results, pairs),
             *_scope_section(run),

@@ -104,7 +104,11 @@ PROTOCOLS = {  # in the tables' order: the unsupervised numbers first
     "oracle": "label-tuned (oracle): best grid setting per method and h by mean {metric} on "
     "the even k-means restarts, reported on the odd ones --- uses labels, as in the papers",
 }
-_SHORT = {"oracle": "label-tuned (oracle)", "label_free": "label-free defaults"}
+_SHORT = {
+    "oracle": "label-tuned (oracle)",
+    "label_free": "label-free defaults",
+    "label_free_tuned": "label-free tuned",
+}
 _METRICS = {
     "acc": r"ACC (\%, mean $\pm$ std over k-means restarts)",
     "nmi": r"NMI (\%, mean $\pm$ std over k-means restarts)",

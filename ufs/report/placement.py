@@ -43,7 +43,11 @@ __all__ = [
     "job_counts",
 ]
 
-_TITLES = {"label_free": "label-free", "oracle": "label-tuned"}
+_TITLES = {
+    "label_free": "label-free",
+    "label_free_tuned": "label-free tuned",
+    "oracle": "label-tuned",
+}
 
 
 def cpu_seconds(results_dir: str | Path, method: str | None = None) -> dict[str, float]:

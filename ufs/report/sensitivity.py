@@ -104,13 +104,15 @@ def sensitivity_markdown(
     min_h_values: int = 3,
     protocols=("label_free",),
     other_grids: Mapping[str, pd.DataFrame] | None = None,
+    computed: Mapping[tuple[str, str], dict[str, dict[str, object]]] | None = None,
 ) -> list[str]:
     """The sensitivity section: per protocol and metric, one row per view (N, Friedman
     p, ordered pairs, verdicts against the references, top method), then the pairs and
     verdicts that hold in every view. ``other_grids``: row key → the tables of a run on
     another h grid (the absolute h view), one more row each under the primary view; such
     a row is other fits on other h, shown beside the views but not counted in "every
-    view"."""
+    view". ``computed``: (protocol, metric) → :func:`sensitivity`'s result where the
+    caller has it (the verdicts' robustness counts read the same views)."""
     lines = [
         "## How the verdicts move with the rules (sensitivity)",
         "",
@@ -127,7 +129,7 @@ def sensitivity_markdown(
     ]
     for protocol in protocols:
         for metric in ranking.METRICS:
-            s = sensitivity(
+            s = (computed or {}).get((protocol, metric)) or sensitivity(
                 tables, protocol=protocol, metric=metric, alpha=alpha, min_h_values=min_h_values
             )
             if not s or all(row["n"] == 0 for row in s.values()):

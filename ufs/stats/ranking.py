@@ -2,7 +2,8 @@
 difference (Demšar, JMLR 7:1-30, 2006); the rank tables and the critical-difference (CD)
 diagram that show them are :mod:`ufs.report.rank_report`'s.
 
-Per protocol (``oracle`` = label-tuned, ``label_free`` = documented defaults) and metric
+Per protocol (``label_free`` = documented defaults, ``label_free_tuned`` = the setting the
+other families' labels choose, :mod:`ufs.stats.tuning`, ``oracle`` = label-tuned) and metric
 (ACC, NMI):
 
 * **score** of a method on a data set: the mean over the data set's ``h`` grid of the
@@ -72,9 +73,15 @@ __all__ = [
     "METRICS",
 ]
 
-PROTOCOLS = ("label_free", "oracle")  # the unsupervised numbers first, in every table
+#: the unsupervised numbers first, in every table: no labels, other families' labels, the
+#: data set's own labels
+PROTOCOLS = ("label_free", "label_free_tuned", "oracle")
 METRICS = ("acc", "nmi")
-PROTOCOL_TITLES = {"oracle": "label-tuned (oracle)", "label_free": "label-free defaults"}
+PROTOCOL_TITLES = {
+    "oracle": "label-tuned (oracle)",
+    "label_free": "label-free defaults",
+    "label_free_tuned": "label-free tuned (other families' labels)",
+}
 
 
 @dataclass

@@ -140,11 +140,25 @@ rule summary:
             category="Across data sets",
             labels={"protocol": "label-free", "figure": "CD diagram, NMI"},
         ),
+        cd_label_free_tuned_acc=report(
+            f"{OUT}/figures/cd_label_free_tuned_acc.png",
+            caption="../report/cd.rst",
+            category="Across data sets",
+            labels={"protocol": "label-free tuned", "figure": "CD diagram, ACC"},
+        ),
+        cd_label_free_tuned_nmi=report(
+            f"{OUT}/figures/cd_label_free_tuned_nmi.png",
+            caption="../report/cd.rst",
+            category="Across data sets",
+            labels={"protocol": "label-free tuned", "figure": "CD diagram, NMI"},
+        ),
         # their vector twins, and the average-rank table in LaTeX (beside summary.md)
         cd_oracle_acc_pdf=f"{OUT}/figures/cd_oracle_acc.pdf",
         cd_oracle_nmi_pdf=f"{OUT}/figures/cd_oracle_nmi.pdf",
         cd_label_free_acc_pdf=f"{OUT}/figures/cd_label_free_acc.pdf",
         cd_label_free_nmi_pdf=f"{OUT}/figures/cd_label_free_nmi.pdf",
+        cd_label_free_tuned_acc_pdf=f"{OUT}/figures/cd_label_free_tuned_acc.pdf",
+        cd_label_free_tuned_nmi_pdf=f"{OUT}/figures/cd_label_free_tuned_nmi.pdf",
         ranks_tex=f"{OUT}/ranks.tex",
     log:
         f"{OUT}/logs/summary.log",

@@ -10,6 +10,7 @@ from _job import setup
 setup(snakemake)  # noqa: F821
 
 from ufs.report.aggregate import write_summary
+from ufs.stats.ranking import METRICS, PROTOCOLS
 
 sm = snakemake  # noqa: F821
 warning = write_summary(
@@ -22,8 +23,8 @@ warning = write_summary(
     sm.output.status,
     {
         (protocol, metric): getattr(sm.output, f"cd_{protocol}_{metric}")
-        for protocol in ("oracle", "label_free")
-        for metric in ("acc", "nmi")
+        for protocol in PROTOCOLS
+        for metric in METRICS
     },
     min_h_values=int(sm.params.min_h_values),
     oracle_metric=sm.params.oracle_metric,
