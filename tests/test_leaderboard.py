@@ -107,8 +107,9 @@ def test_leaderboard_marks_are_the_verdicts_of_the_paired_tests(
     report, board, metric, column, reference
 ):
     better, worse = _verdicts(report, metric, reference)
-    shown_better = {m for m, r in board.items() if r[f"{column} {metric}"].endswith(UP)}
-    shown_worse = {m for m, r in board.items() if r[f"{column} {metric}"].endswith(DOWN)}
+    # the mark ends the interval; its robustness counts follow it
+    shown_better = {m for m, r in board.items() if f"] {UP}" in r[f"{column} {metric}"]}
+    shown_worse = {m for m, r in board.items() if f"] {DOWN}" in r[f"{column} {metric}"]}
     assert (shown_better, shown_worse) == (better, worse)
     for r in board.values():  # a median inside its interval
         cell = r[f"{column} {metric}"]
@@ -125,3 +126,40 @@ def test_a_mostly_flagged_first_place_is_said_beside_it(report, board):
     nmi = sens.split("**label-free NMI**", 1)[1]
     primary = next(ln for ln in nmi.splitlines() if ln.startswith("| primary |"))
     assert "| `mcfs` = `urafs` |" in primary
+
+
+def test_every_verdict_shows_its_robustness_and_the_mcfs_acc_one_is_fragile(report, board):
+    """Each ▲ / ▼ carries its leave-one-family-out and views' counts, *fragile* where not
+    all keep it; MCFS better than random on ACC is lost in 14 of the 24 leave-one-family-out
+    runs (and under complete cases), on NMI it holds in all."""
+    counts = re.compile(
+        r"[▲▼] (\d+/\d+ · \d+/\d+|fragile: \d+ of \d+ leave-one-family-out runs"
+        r"(, \d+ of \d+ views)?)$"
+    )
+    for r in board.values():
+        for col, cell in r.items():
+            if UP in cell or DOWN in cell:
+                assert counts.search(cell), (col, cell)
+    assert board["mcfs"]["Δ random ACC"].endswith(
+        f"{UP} fragile: 10 of 24 leave-one-family-out runs, 5 of 6 views"
+    )
+    assert board["mcfs"]["Δ random NMI"].endswith(f"{UP} 24/24 · 6/6")
+    support = _section(report, "What the tests support")
+    assert (
+        "better `mcfs` (fragile: 10 of 24 leave-one-family-out runs, 5 of 6 views); worse"
+        in support
+    )
+
+
+def test_each_protocols_paragraph_says_whose_labels_and_the_smallest_p(report):
+    section = _section(report, "Leaderboard (label-free, primary view)")
+    paragraphs = {
+        p: next(ln for ln in section.splitlines() if ln.startswith(f"**{p}** ("))
+        for p in ("label-free", "label-free tuned", "label-tuned")
+    }
+    assert "no labels choose the setting" in paragraphs["label-free"]
+    assert "the labels of the other families choose" in paragraphs["label-free tuned"]
+    assert "this data set's labels choose" in paragraphs["label-tuned"]
+    for text in paragraphs.values():
+        n = int(re.search(r"\(N = (\d+) ", text).group(1))
+        assert f"the smallest p its N = {n} allows is 2/2^{n} = " in text
