@@ -93,6 +93,10 @@ def test_the_results_at_a_glance_are_the_benchmark_reports():
     assert f"in every view for NMI ({len(nmi_keep)} of {n_views})" in readme
     assert len(nmi_keep) == n_views
     assert f"for ACC it holds in {len(acc_keep)} of {n_views} views" in readme
+    # and in as many leave-one-family-out runs as the leaderboard's cell says
+    row = next(r for r in report.splitlines() if r.startswith("| ") and "| `mcfs` |" in r)
+    kept = re.search(r"▲ fragile: (\d+ of \d+) leave-one-family-out runs", row).group(1)
+    assert f"and in {kept} leave-one-family-out runs: a fragile verdict" in readme
     assert sorted(set(acc) - set(acc_keep)) == ["absolute_h", "complete_cases"]
     assert "(not under complete cases, nor on the absolute h grid)" in readme
     # the defaults that lose to random subsets
