@@ -267,6 +267,6 @@ def test_minibatches_cover_every_sample_once_and_are_counted_right():
     gen = torch.Generator().manual_seed(0)
     for n, b in [(2, 16), (17, 16), (33, 16), (64, 64), (65, 64), (1797, 16), (10, 1)]:
         pieces = ConcreteSelector._batches(torch, n, b, gen)
-        assert len(pieces) == ConcreteSelector._n_batches(n, b)
+        assert [p.numel() for p in pieces] == ConcreteSelector._batch_sizes(n, b)
         assert sorted(torch.cat(pieces).tolist()) == list(range(n))
         assert min(p.numel() for p in pieces) >= min(2, n, b)  # no lone sample but by choice

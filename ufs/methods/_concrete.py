@@ -173,20 +173,19 @@ class ConcreteSelector(UFSSelector):
         return -torch.log(-torch.log(u))
 
     @staticmethod
-    def _n_batches(n: int, batch_size: int) -> int:
-        """How many minibatches :meth:`_batches` cuts an epoch into."""
-        pieces = -(-n // batch_size)
-        return pieces - 1 if pieces > 1 and n - (pieces - 1) * batch_size < 2 else pieces
+    def _batch_sizes(n: int, batch_size: int) -> list[int]:
+        """The sizes of an epoch's minibatches: ``batch_size`` each, the last shorter (as
+        Keras and PyTorch's loaders cut), and a last piece of one sample joined to the one
+        before, since batch norm and a batch's kernel need two."""
+        sizes = [batch_size] * (n // batch_size) + ([n % batch_size] if n % batch_size else [])
+        if len(sizes) > 1 and sizes[-1] < 2:
+            sizes[-2:] = [sizes[-2] + sizes[-1]]
+        return sizes
 
-    @staticmethod
-    def _batches(torch, n: int, batch_size: int, gen):
-        """One epoch's minibatches: a seeded permutation cut into ``batch_size`` pieces (the
-        last may be shorter, as Keras and PyTorch's loaders do; a last piece of one sample
-        joins the one before, since batch norm and a batch's kernel need two)."""
-        pieces = list(torch.randperm(n, generator=gen).split(batch_size))
-        if len(pieces) > 1 and pieces[-1].numel() < 2:
-            pieces[-2:] = [torch.cat(pieces[-2:])]
-        return pieces
+    @classmethod
+    def _batches(cls, torch, n: int, batch_size: int, gen):
+        """One epoch's minibatches: a seeded permutation cut at :meth:`_batch_sizes`."""
+        return list(torch.randperm(n, generator=gen).split(cls._batch_sizes(n, batch_size)))
 
     @staticmethod
     def _mlp(torch, sizes: list[int], *, dropout: float, batch_norm: bool, gen) -> Any:

@@ -142,7 +142,7 @@ class ConcreteAutoencoder(ConcreteSelector):
             opt = torch.optim.Adam(
                 [*params, *decoder.parameters()], lr=self.learning_rate, eps=1e-7, fused=True
             )
-            steps = epochs * self._n_batches(n, batch)
+            steps = epochs * len(self._batch_sizes(n, batch))
             step, losses = 0, []
             decoder.train()
             for _ in range(epochs):
