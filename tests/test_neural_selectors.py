@@ -235,6 +235,7 @@ def test_ipcae_logits_are_a_shared_linear_map_of_embeddings():
         ("cae", {"epochs": 0}),
         ("cae", {"dropout": 1.0}),
         ("lscae", {"batch_size": -1}),
+        ("lscae", {"batch_size": 1}),
         ("ipcae", {"learning_rate": float("nan")}),
         ("lscae", {"redundancy_penalty": -1.0}),
     ],

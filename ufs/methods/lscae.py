@@ -41,6 +41,7 @@ class LSConcreteAutoencoder(ConcreteSelector):
     n_clusters : ignored
     epochs : int, default 500
     batch_size : int, default 64
+        At least 2 (batch norm and the batch's kernel need two samples).
     hidden : int, default 128
         Width of the decoder's two hidden layers: linear (no bias) → batch norm →
         LeakyReLU(0.2), then a linear output of ``d``.
@@ -123,6 +124,8 @@ class LSConcreteAutoencoder(ConcreteSelector):
         )
         if not self.redundancy_penalty >= 0:
             raise ValueError(f"redundancy_penalty must be >= 0; got {self.redundancy_penalty}")
+        if self.batch_size < 2:  # batch norm and a batch's kernel need two samples
+            raise ValueError(f"batch_size must be at least 2; got {self.batch_size}")
         n, d = X.shape
         h = int(self.hidden)
         logits = torch.zeros(k, d, requires_grad=True)  # the package's initialization
