@@ -32,13 +32,7 @@ from typing import Any
 from ..availability import unavailable_note, unavailable_reason
 from ..datasets import get_dataset
 from ..preprocessing import check_input_space
-from ..registry import (
-    available_methods,
-    expand_grid,
-    get_method,
-    make_estimator,
-    params_id,
-)
+from ..registry import available_methods, expand_grid, get_method, make_estimator, params_id
 from .config_checks import (  # re-exported: the config's checks, one import for callers
     _NAME,
     LARGE_PLAN,
@@ -482,6 +476,16 @@ def _register_config_methods(methods: dict[str, Any]) -> None:
         raise ConfigError(f"config {exc}") from None
 
 
+def _require_config_datasets(config: dict[str, Any], key: str, bases) -> None:
+    """A :class:`ConfigError` at ``key`` when its list of data sets (``None``: every one)
+    names one that is not among the config's ``datasets``."""
+    if bases is None:
+        return
+    known = sorted(config.get("datasets") or {})
+    unknown = sorted(set(bases) - set(known))
+    _require(not unknown, key, f"{unknown} are not in the config's datasets {known}")
+
+
 def build_plan(
     config: dict[str, Any], *, warn: bool = True, skip_unavailable: bool = False
 ) -> Plan:
@@ -620,21 +624,10 @@ def build_plan(
         f"a positive integer or null; got {short_repr(max_settings)}",
     )
     tuned_bases = config.get("oracle_datasets")
-    if tuned_bases is not None:
-        unknown = sorted(set(tuned_bases) - set(config.get("datasets") or {}))
-        _require(
-            not unknown,
-            "oracle_datasets",
-            f"{unknown} are not in the config's datasets {sorted(config.get('datasets') or {})}",
-        )
-    stability_bases = (config.get("stability") or {}).get("datasets")
-    if stability_bases is not None:
-        unknown = sorted(set(stability_bases) - set(config.get("datasets") or {}))
-        _require(
-            not unknown,
-            "stability.datasets",
-            f"{unknown} are not in the config's datasets {sorted(config.get('datasets') or {})}",
-        )
+    _require_config_datasets(config, "oracle_datasets", tuned_bases)
+    _require_config_datasets(
+        config, "stability.datasets", (config.get("stability") or {}).get("datasets")
+    )
     if "oracle" in protocols:
         plan.tuned = frozenset(
             i.name for i in plan.instances.values() if tuned_bases is None or i.base in tuned_bases
