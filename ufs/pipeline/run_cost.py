@@ -88,18 +88,16 @@ def load_cost_model(path: str | Path = MODEL_FILE) -> tuple[CostModel, dict[str,
     models, and the timed section's for the methods the archive has none of."""
     doc = json.loads(Path(path).read_text(encoding="utf-8"))
     timed = doc.get("timed") or {}
-    keep = [m for m in timed.get("coef", {}) if m not in doc["coef"]]
+    # per section, the archive's entry of a method wins over its timed one
+    merged = {
+        k: {**timed.get(k, {}), **(doc.get(k) or {})} for k in ("form", "coef", "loo_log_error")
+    }
     model = CostModel(
-        coef={
-            m: np.asarray(c, dtype=float)
-            for m, c in {**{m: timed["coef"][m] for m in keep}, **doc["coef"]}.items()
-        },
-        form={**{m: timed["form"][m] for m in keep}, **doc["form"]},
-        loo_log_error={
-            **{m: timed.get("loo_log_error", {}).get(m, float("nan")) for m in keep},
-            **(doc.get("loo_log_error") or {}),
-        },
+        coef={m: np.asarray(c, dtype=float) for m, c in merged["coef"].items()},
+        form=merged["form"],
+        loo_log_error=merged["loo_log_error"],
     )
+    keep = [m for m in timed.get("coef", {}) if m not in doc["coef"]]
     source = str(doc.get("source", ""))
     if keep:
         source += f"; {', '.join(keep)}: {timed.get('source', 'timed fits')}"
