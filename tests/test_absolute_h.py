@@ -16,6 +16,7 @@ from ufs.cli import main
 from ufs.datasets import get_dataset
 from ufs.pipeline.archive import read_archive, write_archive
 from ufs.pipeline.config import build_plan, merge_configs
+from ufs.pipeline.stability_step import stability_jobs
 from ufs.report import absolute_h, sensitivity
 from ufs.report.benchmark_report import benchmark_report_from_archive
 
@@ -64,6 +65,9 @@ def test_the_overlay_plans_the_papers_grid_below_p_on_its_own_folder():
     assert cfg["protocols"] == ["label_free"]
     assert cfg["output_dir"] != _load(BASE)["output_dir"]
     assert set(plan.settings) == set(cfg["methods"])  # every method, as the benchmark
+    # no stability step: it is the benchmark's, on its own grid (ufs.pipeline.stability_step)
+    assert not list(stability_jobs(plan, cfg))
+    assert list(stability_jobs(plan, {**cfg, "stability": _load(BASE)["stability"]}))
 
 
 # -- the comparison, on tables whose answer is known ------------------------------------

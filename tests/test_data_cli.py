@@ -304,6 +304,61 @@ def test_the_cost_line_counts_what_is_on_disk_and_prices_the_rest(tmp_path):
     assert "the fits of laplacian_score not priced" in cost_line(other)
 
 
+def test_the_cost_line_prices_a_restored_evaluation_whose_lineage_changed(tmp_path):
+    """A restored evaluation (no fit files) is kept when its recorded lineage is the plan's
+    and priced as a re-fit, said so, when it is not (the workflow re-fits it); an
+    evaluation with its fit files is kept either way (Snakemake's own triggers decide)."""
+    import json
+
+    from ufs.pipeline.config import build_plan
+    from ufs.pipeline.lineage import PlanLineage
+    from ufs.pipeline.run_cost import cost_line, load_cost_model, run_cost
+
+    cfg = {
+        "seed": 0,
+        "protocols": ["label_free"],
+        "datasets": {"digits": {"h": [5, 10]}},
+        "methods": {"max_variance": {}, "laplacian_score": {}},
+    }
+    plan = build_plan(cfg, warn=False)
+    model, factors, _ = load_cost_model()
+    chunks = sorted(plan.chunks("digits"))
+    assert len(chunks) >= 2
+    lineage = PlanLineage(plan, cfg, tmp_path)
+    ev = tmp_path / "evaluations" / "digits"
+    ev.mkdir(parents=True)
+    current, changed = chunks[0], chunks[1]
+    (ev / f"{current}.json").write_text(
+        json.dumps({"lineage": lineage.chunk_lineage("digits", current)})
+    )
+    (ev / f"{changed}.json").write_text(json.dumps({"lineage": "0123456789abcdef"}))
+
+    def cost():
+        return run_cost(
+            plan,
+            cfg,
+            tmp_path,
+            model=model,
+            factors=factors,
+            lineage=PlanLineage(plan, cfg, tmp_path),
+        )
+
+    out = cost()
+    assert (out.jobs, out.stale, out.kept) == (len(chunks) - 1, 1, 1)
+    assert cost_line(out).startswith(
+        f"run cost: {len(chunks) - 1} fit job(s) to run (1 of them restored evaluations whose "
+        "code, data or settings changed), 1 on disk kept"
+    )
+    # without the lineage (a caller that cannot tell) both count as kept
+    blind = run_cost(plan, cfg, tmp_path, model=model, factors=factors)
+    assert (blind.jobs, blind.stale, blind.kept) == (len(chunks) - 2, 0, 2)
+    assert out.cpu_hours > blind.cpu_hours
+    # the changed chunk's fit files on disk: Snakemake's triggers decide, the line keeps it
+    (tmp_path / "fits" / "digits").mkdir(parents=True)
+    (tmp_path / "fits" / "digits" / f"{changed}.json").write_text("{}")
+    assert (cost().stale, cost().kept) == (0, 2)
+
+
 def test_a_run_over_another_configs_report_says_which_report_it_replaces(tmp_path):
     """A config of its own in the default folder after the default run: the run warns,
     before it starts, that it writes over that report, naming the data sets it drops;

@@ -21,12 +21,15 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..fileio import write_text
 from .cost_estimate import CostModel
+
+if TYPE_CHECKING:
+    from .lineage import PlanLineage
 
 __all__ = [
     "MODEL_FILE",
@@ -152,8 +155,9 @@ def plan_cost(
 class RunCost:
     """What is left of a run (:func:`run_cost`)."""
 
-    jobs: int = 0  # fit jobs (chunks) whose evaluation is not on disk
-    kept: int = 0  # fit jobs whose evaluation is on disk: not re-run
+    jobs: int = 0  # fit jobs (chunks) to run: no evaluation on disk, or a stale restored one
+    kept: int = 0  # fit jobs whose evaluation is on disk and current: not re-run
+    stale: int = 0  # of ``jobs``: restored evaluations whose lineage is not the plan's
     fit_cpu_s: float = 0.0
     kmeans_cpu_s: float = 0.0
     unmodelled: set[str] = field(default_factory=set)
@@ -175,9 +179,15 @@ def run_cost(
     model: CostModel | None = None,
     factors: dict[str, float] | None = None,
     fetch: Iterable[str] = (),
+    lineage: PlanLineage | None = None,
 ) -> RunCost:
     """Price the fit jobs of ``plan`` whose evaluation (``<output_dir>/evaluations/<data
-    set>/<chunk>.json``) is not on disk; ``fetch``: the data sets the run downloads."""
+    set>/<chunk>.json``) is not on disk; ``fetch``: the data sets the run downloads.
+
+    ``lineage`` (the workflow's :class:`ufs.pipeline.lineage.PlanLineage`): an evaluation
+    restored without its fit files whose recorded lineage is not the plan's is re-fitted by
+    the workflow, so it is priced and counted as :attr:`RunCost.stale`, not kept. Without
+    it every evaluation on disk counts as kept."""
     from ..datasets.availability import download_size
 
     if model is None:
@@ -189,8 +199,10 @@ def run_cost(
         n, p, c = inst.n_samples, inst.n_features, inst.n_classes
         for chunk, tasks in plan.chunks(dataset).items():
             if (root / dataset / f"{chunk}.json").is_file():
-                out.kept += 1
-                continue
+                if not _restored_stale(lineage, Path(output_dir), dataset, chunk):
+                    out.kept += 1
+                    continue
+                out.stale += 1
             out.jobs += 1
             for task in tasks:
                 if n is None or c is None:  # a data set of unknown shape
@@ -208,6 +220,18 @@ def run_cost(
                     out.kmeans_cpu_s += model.predict("<kmeans>", n, p, c, total_h)
     _stability_cost(out, plan, config, Path(output_dir), model, budget)
     return out
+
+
+def _restored_stale(
+    lineage: PlanLineage | None, output_dir: Path, dataset: str, chunk: str
+) -> bool:
+    """Whether the workflow re-fits a chunk whose evaluation is on disk: restored without
+    its fit files, with a recorded lineage that is not the plan's (the rule of the
+    workflow's ``evaluate_inputs``)."""
+    if lineage is None or (output_dir / "fits" / dataset / f"{chunk}.json").exists():
+        return False
+    recorded = (lineage.recorded_evaluation(dataset, chunk) or {}).get("lineage")
+    return bool(recorded) and recorded != lineage.chunk_lineage(dataset, chunk)
 
 
 def _stability_cost(out: RunCost, plan, config, output_dir: Path, model, budget) -> None:
@@ -236,8 +260,14 @@ def _size(nbytes: int) -> str:
 
 def cost_line(cost: RunCost) -> str:
     """The one line a run prints before it starts."""
+    stale = (
+        f" ({cost.stale} of them restored evaluations whose code, data or settings changed)"
+        if cost.stale
+        else ""
+    )
     parts = [
-        f"{cost.jobs} fit job(s) to run" + (f", {cost.kept} on disk kept" if cost.kept else "")
+        f"{cost.jobs} fit job(s) to run{stale}"
+        + (f", {cost.kept} on disk kept" if cost.kept else "")
     ]
     if cost.stability_jobs:
         parts.append(

@@ -62,13 +62,6 @@ _MISSING = ufs.datasets.availability.missing_states(
 _UNREACHABLE = ufs.datasets.availability.unreachable_message(_MISSING)
 if _UNREACHABLE:
     raise WorkflowError(_UNREACHABLE)
-# one line before the run starts: fit jobs left and kept, CPU-h by the cost model, and the
-# data sets to download with their size (ufs.pipeline.run_cost)
-logger.info(
-    ufs.pipeline.run_cost.cost_line(
-        ufs.pipeline.run_cost.run_cost(PLAN, config, OUT, fetch={s.name for s in _MISSING.values()})
-    )
-)
 # methods given by import path (`class:`): every job registers them from the environment
 # (ufs.plugins.load_environment; local jobs and SLURM jobs inherit it)
 os.environ[ufs.plugins.CONFIG_METHODS_ENV] = ufs.plugins.config_methods_env(
@@ -120,6 +113,16 @@ GRAPHS = {s.graph_id: s.graph for _, s in PLAN.jobs() if s.graph_id}
 # version hashes the modules' normalized syntax trees (docstrings, comments and formatting
 # left out: ufs.pipeline.lineage, scheme 2).
 LINEAGE = PlanLineage(PLAN, config, OUT)
+# one line before the run starts: fit jobs left (a restored evaluation whose lineage is no
+# longer the plan's among them) and kept, CPU-h by the cost model, and the data sets to
+# download with their size (ufs.pipeline.run_cost)
+logger.info(
+    ufs.pipeline.run_cost.cost_line(
+        ufs.pipeline.run_cost.run_cost(
+            PLAN, config, OUT, fetch={s.name for s in _MISSING.values()}, lineage=LINEAGE
+        )
+    )
+)
 CODE = LINEAGE.code
 EVAL_CODE = CODE.evaluate
 # reading and standardizing the data: one key per data set,
