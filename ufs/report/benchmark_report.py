@@ -40,6 +40,7 @@ from . import answer, flag_causes, rank_report, robustness, sensitivity
 from .aggregate import FLAGGED, degenerate_fits, fit_records, warm_cpu
 from .answer import TITLES, pairwise_results, support_lines
 from .leaderboard import leaderboard_lines, mostly_flagged_leaders
+from .protocol_compute import protocol_compute_rows, read_setting_compute
 
 __all__ = [
     "NoResultsError",
@@ -109,20 +110,26 @@ def _instance_base(instance: str, datasets: set[str]) -> str | None:
     return base if base in datasets else None
 
 
+def evaluation_files(results_dir: Path, datasets: list[str]) -> list[Path]:
+    """The evaluation files of the given data sets (and of their replicates)."""
+    wanted = set(datasets)
+    return [
+        path
+        for folder in sorted((results_dir / "evaluations").glob("*"))
+        if _instance_base(folder.name, wanted) is not None
+        for path in sorted(folder.glob("*.json"))
+    ]
+
+
 def read_fits(results_dir: Path, datasets: list[str]) -> pd.DataFrame:
     """One row per fit of the given data sets (:func:`ufs.report.aggregate.fit_records`,
     a ranking fit serves every h; replicates are separate fits): ``dataset`` (the config's
     name), ``instance``, ``method``, ``pid``, ``fit``, ``label_free``, ``in_grid``,
     ``status``, ``fit_seconds``, ``budget_reason``, ``budget_seconds`` (recorded, if any),
     ``restarts``, ``git_commit`` and ``degenerate`` (the fit's own flag)."""
-    wanted = set(datasets)
-    files = [
-        path
-        for folder in sorted((results_dir / "evaluations").glob("*"))
-        if _instance_base(folder.name, wanted) is not None
-        for path in sorted(folder.glob("*.json"))
-    ]
-    fits = fit_records(files).rename(columns={"dataset": "instance", "base": "dataset"})
+    fits = fit_records(evaluation_files(results_dir, datasets)).rename(
+        columns={"dataset": "instance", "base": "dataset"}
+    )
     cols = ["dataset", "instance", "method", "pid", "fit", "label_free", "in_grid", "status"]
     cols += ["fit_seconds", "budget_reason", "budget_seconds", "restarts", "git_commit"]
     return fits[cols + ["degenerate"]]
@@ -439,6 +446,25 @@ def _scope_section(run: Run) -> list[str]:
         ]
         lines += ["Compute per workflow step (Snakemake benchmark files):", ""]
         lines += _table(["step", "jobs", "CPU-h", "wall-h"], rows, right={1, 2, 3})
+    settings = read_setting_compute(evaluation_files(run.results_dir, run.datasets))
+    if len(settings):
+        rows = protocol_compute_rows(settings)
+        grid = (
+            "; the label-tuned grid holds the defaults, and the label-free tuned protocol "
+            "picks among the grid's runs and fits nothing of its own"
+            if len(rows) > 1
+            else ""
+        )
+        lines += [
+            "Compute per protocol (the CPU each evaluated setting records for its fits and its "
+            f"k-means restarts{grid}):",
+            "",
+        ]
+        lines += _table(
+            ["protocol", "data sets", "settings evaluated", "fit CPU-h", "k-means CPU-h"],
+            rows,
+            right={1, 2, 3, 4},
+        )
     return lines
 
 
