@@ -300,10 +300,10 @@ def _jobs(dry_run_stdout: str) -> dict[str, int]:
 
 @pytest.mark.slow
 def test_a_fresh_machine_restores_resumes_and_regenerates(tmp_path):
-    """Run, archive, restore into a new project folder (no fits, data, graphs or Snakemake
-    metadata): the dry run plans no fit, graph or evaluate job; the run rebuilds the same
-    tables; a changed budget that changes no fit re-runs nothing, and a new method is the
-    only thing fitted."""
+    """Run, archive, restore into a new project folder (no fits, data, graphs, logs or
+    Snakemake metadata): the dry run plans no fit, graph, evaluate or stability job; the run
+    rebuilds the same tables; a changed budget that changes no fit re-runs nothing, and a
+    new method is the only thing fitted."""
     from .workflow_helpers import result_tables, run_snakemake, write_config
 
     first = tmp_path / "first"
@@ -319,7 +319,8 @@ def test_a_fresh_machine_restores_resumes_and_regenerates(tmp_path):
     restore_archive(archive, fresh / "results")
     dry = run_snakemake(fresh, cfg2, "-n").stdout
     jobs = _jobs(dry)
-    assert not {"fit", "graph", "evaluate"} & set(jobs), jobs
+    assert list((fresh / "results" / "stability").glob("*/*.json"))  # archived, restored
+    assert not {"fit", "graph", "evaluate", "stability"} & set(jobs), jobs
     run_snakemake(fresh, cfg2)
     assert not list((fresh / "results").glob("fits/*/*"))  # nothing was fitted
     a, b = result_tables(first), result_tables(fresh)
@@ -340,11 +341,12 @@ def test_a_fresh_machine_restores_resumes_and_regenerates(tmp_path):
 @pytest.mark.slow
 def test_a_restored_evaluation_whose_lineage_changed_is_refitted(tmp_path):
     """After a restore, a chunk whose method (data, budget, setting) changed is
-    re-fitted and re-evaluated, and nothing else. A changed solver changes the plan's
-    lineage of its chunks; here the recorded lineage of one restored evaluation is
-    changed instead (the same mismatch, without editing the package). Before the stale
-    marker, Snakemake kept the restored file: its fit files are missing but producible,
-    which does not re-run an existing output, and a restored file has no metadata."""
+    re-fitted and re-evaluated, and nothing else; so is a stability record. A changed
+    solver changes the plan's lineage of its chunks; here the recorded lineage of one
+    restored evaluation (and of one stability record) is changed instead (the same
+    mismatch, without editing the package). Before the stale marker, Snakemake kept the
+    restored file: its fit files are missing but producible, which does not re-run an
+    existing output, and a restored file has no metadata."""
     from ufs.fileio import read_json, write_json
 
     from .workflow_helpers import run_snakemake, write_config
@@ -363,10 +365,14 @@ def test_a_restored_evaluation_whose_lineage_changed_is_refitted(tmp_path):
     path = fresh / "results" / "evaluations" / "wine" / "mcfs.c000.json"
     doc = read_json(path)
     write_json(path, {**doc, "lineage": "0" * 16})
+    stab = fresh / "results" / "stability" / "wine" / "laplacian_score.json"
+    write_json(stab, {**read_json(stab), "lineage": "0" * 16})
     jobs = _jobs(run_snakemake(fresh, cfg, "-n").stdout)
     assert jobs.get("fit") == 1 and jobs.get("evaluate") == 1, jobs
+    assert jobs.get("stability") == 1, jobs
     run_snakemake(fresh, cfg)
     assert read_json(path)["lineage"] != "0" * 16  # evaluated again, at the plan's lineage
+    assert read_json(stab)["lineage"] != "0" * 16
     after = run_snakemake(fresh, cfg, "-n").stdout
     assert "Nothing to be done" in after, after[after.find("Job stats") :]
 

@@ -359,6 +359,56 @@ def test_the_cost_line_prices_a_restored_evaluation_whose_lineage_changed(tmp_pa
     assert (cost().stale, cost().kept) == (0, 2)
 
 
+def test_the_cost_line_prices_a_restored_stability_record_whose_lineage_changed(tmp_path):
+    """A restored stability record (no log) whose lineage is the plan's is not priced; one
+    whose lineage is not, and one made before records kept a lineage, are."""
+    import json
+
+    from ufs.pipeline.config import build_plan
+    from ufs.pipeline.lineage import PlanLineage
+    from ufs.pipeline.run_cost import load_cost_model, run_cost
+    from ufs.pipeline.stability_step import stability_config, stability_jobs, stability_settings
+
+    cfg = {
+        "seed": 0,
+        "protocols": ["label_free"],
+        "datasets": {"digits": {"h": [5, 10]}},
+        "methods": {"max_variance": {}, "laplacian_score": {}, "mcfs": {}},
+    }
+    plan = build_plan(cfg, warn=False)
+    model, factors, _ = load_cost_model()
+    jobs = stability_jobs(plan, cfg)
+    assert {m for _, m, _ in jobs} == {"laplacian_score", "mcfs"}
+
+    def cost():
+        return run_cost(
+            plan,
+            cfg,
+            tmp_path,
+            model=model,
+            factors=factors,
+            lineage=PlanLineage(plan, cfg, tmp_path),
+        )
+
+    assert cost().stability_jobs == 2
+    lineage = PlanLineage(plan, cfg, tmp_path)
+    settings, scfg = stability_settings(plan), stability_config(cfg)
+    folder = tmp_path / "stability" / "digits"
+    folder.mkdir(parents=True)
+    for d, m, h in jobs:
+        current = lineage.stability_lineage(d, settings[m], h, scfg)
+        (folder / f"{m}.json").write_text(json.dumps({"lineage": current}))
+    assert cost().stability_jobs == 0
+    (folder / "mcfs.json").write_text(json.dumps({"lineage": "0123456789abcdef"}))
+    assert cost().stability_jobs == 1
+    (folder / "mcfs.json").write_text("{}")  # no lineage recorded
+    assert cost().stability_jobs == 1
+    # with its log the record is the run's own: Snakemake's triggers decide, it is kept
+    (tmp_path / "logs" / "stability" / "digits").mkdir(parents=True)
+    (tmp_path / "logs" / "stability" / "digits" / "mcfs.log").write_text("")
+    assert cost().stability_jobs == 0
+
+
 def test_a_run_over_another_configs_report_says_which_report_it_replaces(tmp_path):
     """A config of its own in the default folder after the default run: the run warns,
     before it starts, that it writes over that report, naming the data sets it drops;

@@ -80,6 +80,29 @@ def test_a_fit_over_its_budget_leaves_no_stability(data, tmp_path):
     assert r["status"] == "budget_exceeded" and "selections" not in r
 
 
+def test_the_budget_key_changes_only_where_the_budget_changes_the_record(data, tmp_path):
+    """As a fit job's (ufs.pipeline.budget.budget_key): a record whose draws all finished
+    within the new budget keeps the key it ran under; one with a draw above it, or stopped
+    under a lower budget than the new one, takes the new budget."""
+    from ufs.pipeline.lineage import stability_budget_key
+
+    done = run_stability(
+        data, "laplacian_score", {}, 3, tmp_path / "d.json", m=3, budget_seconds=600
+    )
+    assert (done["budget_seconds"], done["budget_key"]) == (600.0, 600.0)
+    assert stability_budget_key(None, 600) == 600  # not run yet
+    assert stability_budget_key(done, 300) == 600  # each draw far below 300 CPU-s
+    slowest = max(f["cpu_seconds"] for f in done["fits"])
+    assert stability_budget_key(done, slowest / 2) == slowest / 2  # a draw would stop
+    stopped = run_stability(
+        data, "kmeans_ufs", {}, 3, tmp_path / "s.json", m=3, budget_seconds=1e-9, budget_key=5
+    )
+    assert stability_budget_key(stopped, 1e-9) == 5  # it would stop again
+    assert stability_budget_key(stopped, 600) == 600  # a larger budget may let it finish
+    older = {k: v for k, v in done.items() if k not in ("budget_seconds", "budget_key")}
+    assert stability_budget_key(older, 300) == 300
+
+
 def test_the_report_marks_what_it_could_not_compute(data, tmp_path):
     ok = run_stability(data, "laplacian_score", {}, 3, tmp_path / "d" / "laplacian_score.json", m=3)
     run_stability(

@@ -273,7 +273,17 @@ class CodeVersions:
         self.graph = package("graph.py", "preprocessing.py", "validation.py")
         self.aggregate = closure("report/aggregate.py")
         self.track = closure("tracking/runs.py")
+        self._closure = closure
+        self._stability: str | None = None
         self._methods: dict[str, str] = {}
+
+    @property
+    def stability(self) -> str:
+        """The stability step's code (:mod:`ufs.pipeline.stability_step` and the estimator
+        of :mod:`ufs.stability`, with what they import), computed once when first asked."""
+        if self._stability is None:
+            self._stability = self._closure("pipeline/stability_step.py", "stability.py")
+        return self._stability
 
     def dataset(self, name: str | None) -> str:
         """The data code of the registered data set ``name`` (``None``: a file data set);
@@ -360,6 +370,15 @@ class PlanLineage:
             self._evaluations[key] = _read_or_none(f"{self.out}/evaluations/{dataset}/{chunk}.json")
         return self._evaluations[key]
 
+    def recorded_stability(self, dataset: str, method: str) -> Any:
+        """The stability record of ``method`` on ``dataset`` as it is on disk (``None``:
+        absent or unreadable)."""
+        return _read_or_none(f"{self.out}/stability/{dataset}/{method}.json")
+
+    def stability_budget_key(self, method: str, dataset: str) -> Any:
+        """The stability job's budget key (:func:`stability_budget_key` of its record)."""
+        return stability_budget_key(self.recorded_stability(dataset, method), self.budget)
+
     def fit_record(self, dataset: str, chunk: str) -> Any:
         """The fit job's recorded budget facts: its info file, else the copy a (restored)
         evaluation holds (``fit_job``), else ``None``. Read once."""
@@ -415,12 +434,18 @@ class PlanLineage:
             self._content[key] = sha256_file(spec["file"])
         return {**dict(sorted(spec.items())), "content_sha256": self._content[key]}
 
+    def data_key(self, dataset: str) -> list[Any]:
+        """What a data set instance's content depends on: its base, seed, h grid, the code
+        that reads it and, for a file data set, the file's spec and content."""
+        inst = self.plan.instances[dataset]
+        return [inst.base, inst.seed, list(inst.hs), self.data_code(dataset)] + (
+            [self.file_version(dataset)] if inst.file else []
+        )
+
     def chunk_lineage(self, dataset: str, chunk: str) -> str:
         """Everything an evaluation's content depends on, hashed (module docstring)."""
-        inst = self.plan.instances[dataset]
         blob = {
-            "data": [inst.base, inst.seed, list(inst.hs), self.data_code(dataset)]
-            + ([self.file_version(dataset)] if inst.file else []),
+            "data": self.data_key(dataset),
             "fit": [
                 self.chunk_tasks(dataset, chunk),
                 {g: self.graphs[g] for g in self.chunk_gids(dataset, chunk)},
@@ -435,8 +460,59 @@ class PlanLineage:
                 self.code.evaluate,
             ],
         }
-        text = json.dumps(blob, sort_keys=True, separators=(",", ":"), default=str)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return _blob_hash(blob)
+
+    def stability_lineage(
+        self, dataset: str, setting: Any, h: int, stability: dict[str, Any]
+    ) -> str:
+        """Everything a stability record's content depends on, hashed: the data (as an
+        evaluation's), the method's setting (``stability_settings`` of
+        :mod:`ufs.pipeline.stability_step`) and code, the h, the stability step's
+        parameters (``stability``: the config section with its defaults) and code, and the
+        budget's re-run key (:func:`stability_budget_key`)."""
+        blob = {
+            "data": self.data_key(dataset),
+            "stability": [
+                setting.method,
+                setting.pid,
+                setting.params,
+                int(h),
+                self.code.method(setting.method),
+                self.code.stability,
+                {k: stability.get(k) for k in ("m", "fraction", "level")},
+                _number(self.stability_budget_key(setting.method, dataset)),
+            ],
+        }
+        return _blob_hash(blob)
+
+
+def stability_budget_key(record: dict[str, Any] | None, budget: float | None) -> Any:
+    """A stability job's re-run key for the budget, as a fit job's
+    (:func:`ufs.pipeline.budget.budget_key`): the key its record ran under when each of its
+    draws would end the same under ``budget`` (each finished draw used at most ``budget``
+    CPU-s; a draw stopped for time ran under a budget of at least ``budget``), else
+    ``budget``. ``None`` record (not run yet, or made before records kept their budget):
+    ``budget``."""
+    if not record or budget is None or "budget_seconds" not in record:
+        return budget
+    ran = float(record["budget_seconds"])
+    for draw in record.get("fits") or []:
+        if draw.get("status") != "budget_exceeded":
+            if float(draw.get("cpu_seconds", float("inf"))) > float(budget):
+                return budget
+        elif float(budget) > ran:
+            return budget
+    return record.get("budget_key", ran)
+
+
+def _number(x: Any) -> float | None:
+    """A budget as one type (the config's 600 and a record's 600.0 are one key)."""
+    return None if x is None else float(x)
+
+
+def _blob_hash(blob: dict[str, Any]) -> str:
+    text = json.dumps(blob, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _read_or_none(path: str) -> Any:

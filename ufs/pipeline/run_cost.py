@@ -218,7 +218,7 @@ def run_cost(
                 if "<kmeans>" in model.coef:
                     total_h = float(sum(h for h in hs if h is not None) or sum(inst.hs))
                     out.kmeans_cpu_s += model.predict("<kmeans>", n, p, c, total_h)
-    _stability_cost(out, plan, config, Path(output_dir), model, budget)
+    _stability_cost(out, plan, config, Path(output_dir), model, budget, lineage)
     return out
 
 
@@ -234,14 +234,34 @@ def _restored_stale(
     return bool(recorded) and recorded != lineage.chunk_lineage(dataset, chunk)
 
 
-def _stability_cost(out: RunCost, plan, config, output_dir: Path, model, budget) -> None:
-    """Add the stability jobs not on disk: ``m`` fits each on ``fraction · n`` samples, at
-    the job's h, priced by the fit cost model."""
-    from .stability_step import stability_config, stability_jobs
+def _restored_stale_stability(
+    lineage: PlanLineage | None, output_dir: Path, dataset: str, setting, h: int, cfg: dict
+) -> bool:
+    """Whether the workflow makes a stability record on disk again: restored without its
+    log, with a recorded lineage that is not the plan's (the workflow's
+    ``stability_inputs``)."""
+    method = setting.method
+    if lineage is None or (output_dir / "logs" / "stability" / dataset / f"{method}.log").exists():
+        return False
+    recorded = (lineage.recorded_stability(dataset, method) or {}).get("lineage")
+    return recorded != lineage.stability_lineage(dataset, setting, h, cfg)
+
+
+def _stability_cost(
+    out: RunCost, plan, config, output_dir: Path, model, budget, lineage=None
+) -> None:
+    """Add the stability jobs not on disk, and the restored ones whose lineage is not the
+    plan's (with ``lineage``, as :func:`run_cost`): ``m`` fits each on ``fraction · n``
+    samples, at the job's h, priced by the fit cost model."""
+    from .stability_step import stability_config, stability_jobs, stability_settings
 
     cfg = stability_config(config)
+    settings = stability_settings(plan)
     for dataset, method, h in stability_jobs(plan, config):
-        if (output_dir / "stability" / dataset / f"{method}.json").is_file():
+        record = output_dir / "stability" / dataset / f"{method}.json"
+        if record.is_file() and not _restored_stale_stability(
+            lineage, output_dir, dataset, settings[method], h, cfg
+        ):
             continue
         inst = plan.instances[dataset]
         out.stability_jobs += 1

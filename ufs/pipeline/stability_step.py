@@ -121,9 +121,15 @@ def run_stability(
     level: float = 0.95,
     budget_seconds: float | None = None,
     pid: str = "",
+    lineage: str = "",
+    budget_key: float | None = None,
 ) -> dict[str, Any]:
     """Fit ``method`` (``params``) at ``h`` on ``m`` subsamples of the data file ``data``
-    and write the selections, their stability and the fits' facts to ``out`` (JSON)."""
+    and write the selections, their stability and the fits' facts to ``out`` (JSON), with
+    the job's ``lineage`` (:meth:`ufs.pipeline.lineage.PlanLineage.stability_lineage`: a
+    restored record whose lineage is the plan's is not run again), the budget it ran with
+    and the re-run key it ran under (``budget_key``:
+    :func:`ufs.pipeline.lineage.stability_budget_key`)."""
     d = load_data(data)
     k = int(d["y"].max()) + 1
     fixed = fixed_iteration_budget(method, params)
@@ -183,6 +189,11 @@ def run_stability(
         "status": worst(f["status"] for f in facts),
         "flagged": int(sum(f["status"] not in ("ok", "fixed_budget") for f in facts)),
     }
+    if lineage:
+        record["lineage"] = lineage
+    if budget_seconds:
+        record["budget_seconds"] = float(budget_seconds)
+        record["budget_key"] = float(budget_key if budget_key is not None else budget_seconds)
     if stopped:
         record.update(stability=None, reason=f"not computed: {stopped}")
     else:

@@ -233,36 +233,46 @@ def evaluate_inputs(w):
     """The evaluate job's inputs: the data and the fit job's outputs, or none for an
     evaluation restored without its fit files whose recorded lineage is the plan's (same
     data, tasks, code, budget and settings; :func:`_restored_lineages`), so that Snakemake
-    neither re-fits nor re-evaluates it. A restored evaluation whose lineage is no longer the plan's (a
-    method, data set, budget or setting changed since the archive) also gets a marker
-    named by the new lineage, written here when the plan is made: newer than the
-    evaluation, it re-runs the evaluation and so its fit. Without it a restored evaluation
-    stays "up to date" after a code change: missing but producible fit files do not make
-    Snakemake re-run an existing output, and a restored file has no metadata for the
-    ``params`` trigger."""
-    lineages = _restored_lineages(w.dataset, w.chunk)
+    neither re-fits nor re-evaluates it; a stale one gets a marker (:func:`restored_inputs`)."""
+    return restored_inputs(
+        f"{w.dataset}/{w.chunk}",
+        _restored_lineages(w.dataset, w.chunk),
+        lambda: chunk_lineage(w.dataset, w.chunk),
+        {
+            "data": data_file(w.dataset),
+            "result": f"{OUT}/fits/{w.dataset}/{w.chunk}.npz",
+            "info": f"{OUT}/fits/{w.dataset}/{w.chunk}.json",
+        },
+    )
+
+
+def restored_inputs(key, lineages, current, inputs):
+    """A job's inputs given the (recorded, plan) ``lineages`` of its restored output
+    (``None``: not restored): none when they agree, so that the restored output is done;
+    else ``inputs`` plus, for a restored output whose lineage is no longer the plan's (a
+    method, data set, budget or setting changed since the archive), a marker
+    ``{OUT}/stale/<key>/<lineage>.txt`` written here when the plan is made: newer than the
+    output, it re-runs the job. Without it a restored output stays "up to date" after a
+    code change: missing but producible inputs do not make Snakemake re-run an existing
+    output, and a restored file has no metadata for the ``params`` trigger. ``current``:
+    the plan's lineage (called only where a marker folder exists)."""
     if lineages is not None and lineages[0] == lineages[1]:
         return {}
-    inputs = {
-        "data": data_file(w.dataset),
-        "result": f"{OUT}/fits/{w.dataset}/{w.chunk}.npz",
-        "info": f"{OUT}/fits/{w.dataset}/{w.chunk}.json",
-    }
     if lineages is not None:  # restored, and stale
         stale = lineages[1]
-        marker = f"{OUT}/stale/{w.dataset}/{w.chunk}/{stale}.txt"
+        marker = f"{OUT}/stale/{key}/{stale}.txt"
         if not os.path.exists(marker):
             os.makedirs(os.path.dirname(marker), exist_ok=True)
             with open(marker, "w") as out:
                 out.write(
-                    f"{w.dataset}/{w.chunk}: the restored evaluation's lineage is not the "
-                    f"plan's ({stale}); evaluated again\n"
+                    f"{key}: the restored output's lineage is not the plan's ({stale}); "
+                    "made again\n"
                 )
         inputs["stale"] = marker
-    elif os.path.isdir(f"{OUT}/stale/{w.dataset}/{w.chunk}"):
+    elif os.path.isdir(f"{OUT}/stale/{key}"):
         # the marker of the current lineage stays an input once used, so that the set of
         # inputs recorded by the re-run is the plan's next time too
-        marker = f"{OUT}/stale/{w.dataset}/{w.chunk}/{chunk_lineage(w.dataset, w.chunk)}.txt"
+        marker = f"{OUT}/stale/{key}/{current()}.txt"
         if os.path.exists(marker):
             inputs["stale"] = marker
     return inputs
@@ -302,12 +312,40 @@ def evaluations_of_base(base):
 STABILITY = stability_config(config)
 STABILITY_METHODS = stability_settings(PLAN) if STABILITY["enabled"] else {}
 STABILITY_JOBS = {(d, m): h for d, m, h in stability_jobs(PLAN, config)}
-STABILITY_CODE = closure_code("pipeline/stability_step.py", "stability.py")
+STABILITY_CODE = CODE.stability
 STABILITY_TRACK_CODE = closure_code("tracking/stability.py")
 
 
 def stability_files():
     return [f"{OUT}/stability/{d}/{m}.json" for d, m in STABILITY_JOBS]
+
+
+def stability_lineage(dataset, method):
+    """Everything a stability record depends on, hashed
+    (:meth:`ufs.pipeline.lineage.PlanLineage.stability_lineage`); the job records it."""
+    return LINEAGE.stability_lineage(
+        dataset, STABILITY_METHODS[method], STABILITY_JOBS[(dataset, method)], STABILITY
+    )
+
+
+def stability_inputs(w):
+    """The stability job's input: the data, or none for a record restored without its log
+    (``ufs benchmark-restore`` on a fresh machine) whose recorded lineage is the plan's: it
+    is done. A restored record whose lineage changed is made again
+    (:func:`restored_inputs`)."""
+    record = f"{OUT}/stability/{w.dataset}/{w.method}.json"
+    lineages = None
+    if os.path.exists(record) and not os.path.exists(
+        f"{OUT}/logs/stability/{w.dataset}/{w.method}.log"
+    ):
+        recorded = LINEAGE.recorded_stability(w.dataset, w.method) or {}
+        lineages = (recorded.get("lineage"), stability_lineage(w.dataset, w.method))
+    return restored_inputs(
+        f"stability/{w.dataset}/{w.method}",
+        lineages,
+        lambda: stability_lineage(w.dataset, w.method),
+        {"data": data_file(w.dataset)},
+    )
 
 
 def all_targets():

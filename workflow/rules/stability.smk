@@ -7,7 +7,9 @@
 
 rule stability:
     input:
-        data=data_file("{dataset}"),
+        # the data, or nothing for a restored record whose lineage is current
+        # (stability_inputs): it is done
+        unpack(stability_inputs),
     output:
         f"{OUT}/stability/{{dataset}}/{{method}}.json",
     log:
@@ -37,8 +39,10 @@ rule stability:
         fraction=STABILITY["fraction"],
         level=STABILITY["level"],
         seed=lambda w: PLAN.instances[w.dataset].seed,
-        budget=(config.get("jobs") or {}).get("fit_budget_seconds", 600),
+        # the re-run key of the budget (the job runs with the config's budget)
+        budget=lambda w: LINEAGE.stability_budget_key(w.method, w.dataset),
         code=lambda w: f"{CODE.method(w.method)}:{LINEAGE.data_code(w.dataset)}:{STABILITY_CODE}",
+        lineage=lambda w: stability_lineage(w.dataset, w.method),
     message:
         "stability of {wildcards.method} on {wildcards.dataset} ({params.m} subsamples)"
     script:

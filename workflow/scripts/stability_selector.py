@@ -22,6 +22,9 @@ run_stability(
     m=int(sm.params.m),
     fraction=float(sm.params.fraction),
     level=float(sm.params.level),
-    budget_seconds=sm.params.budget,
+    # the config's budget, always; params.budget is only the re-run key
+    budget_seconds=(sm.config.get("jobs") or {}).get("fit_budget_seconds", 600),
+    budget_key=sm.params.budget,
     pid=sm.params.setting,
+    lineage=sm.params.lineage,
 )
