@@ -89,7 +89,9 @@ def test_the_budget_key_changes_only_where_the_budget_changes_the_record(data, t
     done = run_stability(
         data, "laplacian_score", {}, 3, tmp_path / "d.json", m=3, budget_seconds=600
     )
-    assert (done["budget_seconds"], done["budget_key"]) == (600.0, 600.0)
+    assert (done["budget_seconds"], done["budget_key"]) == (600, 600)
+    # the key keeps its type: a rule parameter 600 that came back 600.0 would re-run the job
+    assert type(stability_budget_key(done, 600)) is int
     assert stability_budget_key(None, 600) == 600  # not run yet
     assert stability_budget_key(done, 300) == 600  # each draw far below 300 CPU-s
     slowest = max(f["cpu_seconds"] for f in done["fits"])

@@ -502,7 +502,7 @@ def stability_budget_key(record: dict[str, Any] | None, budget: float | None) ->
                 return budget
         elif float(budget) > ran:
             return budget
-    return record.get("budget_key", ran)
+    return record.get("budget_key", record["budget_seconds"])
 
 
 def _number(x: Any) -> float | None:

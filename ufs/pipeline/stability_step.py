@@ -191,9 +191,9 @@ def run_stability(
     }
     if lineage:
         record["lineage"] = lineage
-    if budget_seconds:
-        record["budget_seconds"] = float(budget_seconds)
-        record["budget_key"] = float(budget_key if budget_key is not None else budget_seconds)
+    if budget_seconds:  # as given (600 stays 600: the key is a rule parameter)
+        record["budget_seconds"] = budget_seconds
+        record["budget_key"] = budget_key if budget_key is not None else budget_seconds
     if stopped:
         record.update(stability=None, reason=f"not computed: {stopped}")
     else:
