@@ -304,6 +304,18 @@ def test_the_cost_line_counts_what_is_on_disk_and_prices_the_rest(tmp_path):
     assert "the fits of laplacian_score not priced" in cost_line(other)
 
 
+def _cost_with_lineage(plan, cfg, root):
+    """The run cost of ``plan`` on the results folder ``root``, as the workflow prices it
+    (the plan's lineage read afresh)."""
+    from ufs.pipeline.lineage import PlanLineage
+    from ufs.pipeline.run_cost import load_cost_model, run_cost
+
+    model, factors, _ = load_cost_model()
+    return run_cost(
+        plan, cfg, root, model=model, factors=factors, lineage=PlanLineage(plan, cfg, root)
+    )
+
+
 def test_the_cost_line_prices_a_restored_evaluation_whose_lineage_changed(tmp_path):
     """A restored evaluation (no fit files) is kept when its recorded lineage is the plan's
     and priced as a re-fit, said so, when it is not (the workflow re-fits it); an
@@ -334,14 +346,7 @@ def test_the_cost_line_prices_a_restored_evaluation_whose_lineage_changed(tmp_pa
     (ev / f"{changed}.json").write_text(json.dumps({"lineage": "0123456789abcdef"}))
 
     def cost():
-        return run_cost(
-            plan,
-            cfg,
-            tmp_path,
-            model=model,
-            factors=factors,
-            lineage=PlanLineage(plan, cfg, tmp_path),
-        )
+        return _cost_with_lineage(plan, cfg, tmp_path)
 
     out = cost()
     assert (out.jobs, out.stale, out.kept) == (len(chunks) - 1, 1, 1)
@@ -366,7 +371,6 @@ def test_the_cost_line_prices_a_restored_stability_record_whose_lineage_changed(
 
     from ufs.pipeline.config import build_plan
     from ufs.pipeline.lineage import PlanLineage
-    from ufs.pipeline.run_cost import load_cost_model, run_cost
     from ufs.pipeline.stability_step import stability_config, stability_jobs, stability_settings
 
     cfg = {
@@ -376,19 +380,11 @@ def test_the_cost_line_prices_a_restored_stability_record_whose_lineage_changed(
         "methods": {"max_variance": {}, "laplacian_score": {}, "mcfs": {}},
     }
     plan = build_plan(cfg, warn=False)
-    model, factors, _ = load_cost_model()
     jobs = stability_jobs(plan, cfg)
     assert {m for _, m, _ in jobs} == {"laplacian_score", "mcfs"}
 
     def cost():
-        return run_cost(
-            plan,
-            cfg,
-            tmp_path,
-            model=model,
-            factors=factors,
-            lineage=PlanLineage(plan, cfg, tmp_path),
-        )
+        return _cost_with_lineage(plan, cfg, tmp_path)
 
     assert cost().stability_jobs == 2
     lineage = PlanLineage(plan, cfg, tmp_path)
