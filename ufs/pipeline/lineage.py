@@ -317,6 +317,7 @@ class PlanLineage:
         self._graph_chunks: dict[str, dict[str, set[str]]] = {}
         self._fit_records: dict[tuple[str, str], Any] = {}
         self._evaluations: dict[tuple[str, str], Any] = {}
+        self._stability_records: dict[tuple[str, str], Any] = {}
         self._content: dict[tuple, str] = {}
 
     # the fit job's inputs
@@ -370,14 +371,46 @@ class PlanLineage:
             self._evaluations[key] = _read_or_none(f"{self.out}/evaluations/{dataset}/{chunk}.json")
         return self._evaluations[key]
 
+    def restored_lineages(self, dataset: str, chunk: str) -> tuple[str, str] | None:
+        """(recorded, plan) lineages of a chunk whose evaluation was restored without its
+        fit files (a fresh machine after ``ufs benchmark-restore``); ``None`` when the fit
+        files are there or there is no evaluation with a recorded lineage. The workflow
+        keeps such an evaluation when the two agree and re-fits it otherwise."""
+        if os.path.exists(f"{self.out}/fits/{dataset}/{chunk}.json"):
+            return None
+        ev = self.recorded_evaluation(dataset, chunk)
+        if ev is None or not ev.get("lineage"):
+            return None
+        return ev["lineage"], self.chunk_lineage(dataset, chunk)
+
     def recorded_stability(self, dataset: str, method: str) -> Any:
         """The stability record of ``method`` on ``dataset`` as it is on disk (``None``:
-        absent or unreadable)."""
-        return _read_or_none(f"{self.out}/stability/{dataset}/{method}.json")
+        absent or unreadable). Read once."""
+        key = (dataset, method)
+        if key not in self._stability_records:
+            self._stability_records[key] = _read_or_none(
+                f"{self.out}/stability/{dataset}/{method}.json"
+            )
+        return self._stability_records[key]
 
-    def stability_budget_key(self, method: str, dataset: str) -> Any:
+    def stability_budget_key(self, dataset: str, method: str) -> Any:
         """The stability job's budget key (:func:`stability_budget_key` of its record)."""
         return stability_budget_key(self.recorded_stability(dataset, method), self.budget)
+
+    def restored_stability_lineages(
+        self, dataset: str, setting: Any, h: int, stability: dict[str, Any]
+    ) -> tuple[str | None, str] | None:
+        """(recorded, plan) lineages of a stability record restored without its log (a
+        fresh machine after ``ufs benchmark-restore``; a record made before records kept a
+        lineage records ``None``); ``None`` when the log is there or there is no record.
+        The workflow keeps such a record when the two agree and makes it again otherwise."""
+        method = setting.method
+        if os.path.exists(f"{self.out}/logs/stability/{dataset}/{method}.log"):
+            return None
+        record = self.recorded_stability(dataset, method)
+        if record is None:
+            return None
+        return record.get("lineage"), self.stability_lineage(dataset, setting, h, stability)
 
     def fit_record(self, dataset: str, chunk: str) -> Any:
         """The fit job's recorded budget facts: its info file, else the copy a (restored)
@@ -480,7 +513,7 @@ class PlanLineage:
                 self.code.method(setting.method),
                 self.code.stability,
                 {k: stability.get(k) for k in ("m", "fraction", "level")},
-                _number(self.stability_budget_key(setting.method, dataset)),
+                _number(self.stability_budget_key(dataset, setting.method)),
             ],
         }
         return _blob_hash(blob)

@@ -199,7 +199,7 @@ def run_cost(
         n, p, c = inst.n_samples, inst.n_features, inst.n_classes
         for chunk, tasks in plan.chunks(dataset).items():
             if (root / dataset / f"{chunk}.json").is_file():
-                if not _restored_stale(lineage, Path(output_dir), dataset, chunk):
+                if lineage is None or not _stale(lineage.restored_lineages(dataset, chunk)):
                     out.kept += 1
                     continue
                 out.stale += 1
@@ -222,29 +222,10 @@ def run_cost(
     return out
 
 
-def _restored_stale(
-    lineage: PlanLineage | None, output_dir: Path, dataset: str, chunk: str
-) -> bool:
-    """Whether the workflow re-fits a chunk whose evaluation is on disk: restored without
-    its fit files, with a recorded lineage that is not the plan's (the rule of the
-    workflow's ``evaluate_inputs``)."""
-    if lineage is None or (output_dir / "fits" / dataset / f"{chunk}.json").exists():
-        return False
-    recorded = (lineage.recorded_evaluation(dataset, chunk) or {}).get("lineage")
-    return bool(recorded) and recorded != lineage.chunk_lineage(dataset, chunk)
-
-
-def _restored_stale_stability(
-    lineage: PlanLineage | None, output_dir: Path, dataset: str, setting, h: int, cfg: dict
-) -> bool:
-    """Whether the workflow makes a stability record on disk again: restored without its
-    log, with a recorded lineage that is not the plan's (the workflow's
-    ``stability_inputs``)."""
-    method = setting.method
-    if lineage is None or (output_dir / "logs" / "stability" / dataset / f"{method}.log").exists():
-        return False
-    recorded = (lineage.recorded_stability(dataset, method) or {}).get("lineage")
-    return recorded != lineage.stability_lineage(dataset, setting, h, cfg)
+def _stale(lineages: tuple | None) -> bool:
+    """Whether the workflow makes an output on disk again: restored, and its recorded
+    lineage is not the plan's (:meth:`ufs.pipeline.lineage.PlanLineage.restored_lineages`)."""
+    return lineages is not None and lineages[0] != lineages[1]
 
 
 def _stability_cost(
@@ -258,9 +239,9 @@ def _stability_cost(
     cfg = stability_config(config)
     settings = stability_settings(plan)
     for dataset, method, h in stability_jobs(plan, config):
-        record = output_dir / "stability" / dataset / f"{method}.json"
-        if record.is_file() and not _restored_stale_stability(
-            lineage, output_dir, dataset, settings[method], h, cfg
+        if (output_dir / "stability" / dataset / f"{method}.json").is_file() and (
+            lineage is None
+            or not _stale(lineage.restored_stability_lineages(dataset, settings[method], h, cfg))
         ):
             continue
         inst = plan.instances[dataset]

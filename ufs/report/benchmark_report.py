@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,9 @@ class Run:
     fits: pd.DataFrame  # one row per fit (see :func:`read_fits`)
     compute: pd.DataFrame  # per workflow step: jobs, cpu_time, s (benchmark TSVs)
     shapes: dict[str, tuple[Any, Any, Any]]  # dataset -> (n, p, classes)
+    #: one row per evaluated setting: its fit and k-means CPU and protocols
+    #: (:func:`ufs.report.protocol_compute.read_setting_compute`)
+    settings_compute: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def protocols(self) -> list[str]:
@@ -210,6 +213,7 @@ def load_run(results_dir: str | Path, config_path: str | Path) -> Run:
         fits=read_fits(results_dir, datasets),
         compute=read_compute(results_dir),
         shapes={d: dataset_shape(results_dir, d, tables) for d in datasets},
+        settings_compute=read_setting_compute(evaluation_files(results_dir, datasets)),
     )
 
 
@@ -446,9 +450,8 @@ def _scope_section(run: Run) -> list[str]:
         ]
         lines += ["Compute per workflow step (Snakemake benchmark files):", ""]
         lines += _table(["step", "jobs", "CPU-h", "wall-h"], rows, right={1, 2, 3})
-    settings = read_setting_compute(evaluation_files(run.results_dir, run.datasets))
-    if len(settings):
-        rows = protocol_compute_rows(settings)
+    if len(run.settings_compute):
+        rows = protocol_compute_rows(run.settings_compute)
         grid = (
             "; the label-tuned grid holds the defaults, and the label-free tuned protocol "
             "picks among the grid's runs and fits nothing of its own"

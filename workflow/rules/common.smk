@@ -217,26 +217,15 @@ def chunk_lineage(dataset, chunk):
     return LINEAGE.chunk_lineage(dataset, chunk)
 
 
-def _restored_lineages(dataset, chunk):
-    """(recorded, plan) lineages of a chunk whose evaluation was restored without its fit
-    files (a fresh machine after ``ufs benchmark-restore``); ``None`` when the fit files
-    are there or there is no evaluation with a recorded lineage. Read once per chunk."""
-    if os.path.exists(f"{OUT}/fits/{dataset}/{chunk}.json"):
-        return None
-    ev = LINEAGE.recorded_evaluation(dataset, chunk)
-    if ev is None or not ev.get("lineage"):
-        return None
-    return ev["lineage"], chunk_lineage(dataset, chunk)
-
-
 def evaluate_inputs(w):
     """The evaluate job's inputs: the data and the fit job's outputs, or none for an
     evaluation restored without its fit files whose recorded lineage is the plan's (same
-    data, tasks, code, budget and settings; :func:`_restored_lineages`), so that Snakemake
-    neither re-fits nor re-evaluates it; a stale one gets a marker (:func:`restored_inputs`)."""
+    data, tasks, code, budget and settings; ``PlanLineage.restored_lineages``), so that
+    Snakemake neither re-fits nor re-evaluates it; a stale one gets a marker
+    (:func:`restored_inputs`)."""
     return restored_inputs(
         f"{w.dataset}/{w.chunk}",
-        _restored_lineages(w.dataset, w.chunk),
+        LINEAGE.restored_lineages(w.dataset, w.chunk),
         lambda: chunk_lineage(w.dataset, w.chunk),
         {
             "data": data_file(w.dataset),
@@ -333,16 +322,14 @@ def stability_inputs(w):
     (``ufs benchmark-restore`` on a fresh machine) whose recorded lineage is the plan's: it
     is done. A restored record whose lineage changed is made again
     (:func:`restored_inputs`)."""
-    record = f"{OUT}/stability/{w.dataset}/{w.method}.json"
-    lineages = None
-    if os.path.exists(record) and not os.path.exists(
-        f"{OUT}/logs/stability/{w.dataset}/{w.method}.log"
-    ):
-        recorded = LINEAGE.recorded_stability(w.dataset, w.method) or {}
-        lineages = (recorded.get("lineage"), stability_lineage(w.dataset, w.method))
     return restored_inputs(
         f"stability/{w.dataset}/{w.method}",
-        lineages,
+        LINEAGE.restored_stability_lineages(
+            w.dataset,
+            STABILITY_METHODS[w.method],
+            STABILITY_JOBS[(w.dataset, w.method)],
+            STABILITY,
+        ),
         lambda: stability_lineage(w.dataset, w.method),
         {"data": data_file(w.dataset)},
     )

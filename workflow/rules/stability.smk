@@ -40,7 +40,7 @@ rule stability:
         level=STABILITY["level"],
         seed=lambda w: PLAN.instances[w.dataset].seed,
         # the re-run key of the budget (the job runs with the config's budget)
-        budget=lambda w: LINEAGE.stability_budget_key(w.method, w.dataset),
+        budget=lambda w: LINEAGE.stability_budget_key(w.dataset, w.method),
         code=lambda w: f"{CODE.method(w.method)}:{LINEAGE.data_code(w.dataset)}:{STABILITY_CODE}",
         lineage=lambda w: stability_lineage(w.dataset, w.method),
     message:
