@@ -8,7 +8,9 @@ Run it with the checkout before the refactor first on ``PYTHONPATH`` (a ``git wo
 of that commit), from a directory that is not the repository (the current directory would
 shadow ``PYTHONPATH``), then ``ufs benchmark-migrate ARCHIVE --before OUT.json`` with the
 code after it. It uses only what every lineage-scheme-2 checkout has (the archive reader,
-``build_plan``, ``PlanLineage``), so it runs against older commits too.
+``build_plan``, ``PlanLineage``), so it runs against older commits too: the stability
+records' lineages are added for a checkout whose records keep one but whose
+``plan_lineages`` lists chunks only (2026-12-07), and absent before records kept one.
 """
 
 from __future__ import annotations
@@ -49,6 +51,24 @@ else:  # a checkout from before plan_lineages (lineage scheme 2, 2026-11-27)
         }
 
 
+def with_stability(out, results_dir, config, mirror_dir=None):
+    """``out`` and the stability jobs' lineages, as ``plan_lineages`` lists them where it
+    does (``"stability/<data set>/<method>"``), when this checkout keys stability records."""
+    if any(k.startswith("stability/") for k in out) or not hasattr(
+        lineage.PlanLineage, "stability_lineage"
+    ):
+        return out
+    from ufs.pipeline.stability_step import stability_config, stability_jobs, stability_settings
+
+    cfg = {**config, **({"mirror_dir": mirror_dir} if mirror_dir is not None else {})}
+    plan = plan_config.build_plan(cfg, warn=False)
+    keys = lineage.PlanLineage(plan, cfg, results_dir)
+    settings, stability = stability_settings(plan), stability_config(cfg)
+    for d, m, h in stability_jobs(plan, cfg):
+        out[f"stability/{d}/{m}"] = keys.stability_lineage(d, settings[m], h, stability)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("archive")
@@ -61,8 +81,13 @@ def main() -> None:
         root = Path(tmp) / "results"
         restore_archive(args.archive, root)
         out = plan_lineages(root, config, mirror_dir=args.mirror_dir)
+        out = with_stability(out, root, config, mirror_dir=args.mirror_dir)
     Path(args.out).write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
-    print(f"{len(out)} chunk lineages of {args.archive} written to {args.out}")
+    stab = sum(k.startswith("stability/") for k in out)
+    print(
+        f"{len(out) - stab} chunk and {stab} stability lineages of {args.archive} "
+        f"written to {args.out}"
+    )
 
 
 if __name__ == "__main__":

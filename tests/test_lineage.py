@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from ufs.pipeline.archive import restore_archive, write_archive
+from ufs.pipeline.archive import read_archive, restore_archive, write_archive
 from ufs.pipeline.lineage import (
     PlanLineage,
     code_digest,
@@ -272,8 +272,8 @@ def test_the_registrations_and_plugins_are_in_no_step_closure():
 def test_a_declared_refactor_is_re_keyed_without_refitting(tmp_path, capsys):
     """An archive made by code whose lineages differ from this code's (as before a
     declared refactor): restored, every chunk is stale; re-keyed with the lineages the old
-    code computed (``--before``), a restore plans no fit, except the one evaluation that
-    was already stale under the old code."""
+    code computed (``--before``), a restore plans no fit and no stability job, except the
+    evaluation and the stability record that were already stale under the old code."""
     import json
 
     from ufs.cli import main
@@ -295,6 +295,15 @@ def test_a_declared_refactor_is_re_keyed_without_refitting(tmp_path, capsys):
         if path.stem == "mcfs.c000":
             doc["lineage"] = "f" * 16  # stale already then
         write_json(path, doc)
+    records = sorted((out / "stability").glob("*/*.json"))
+    assert {p.stem for p in records} == {"laplacian_score", "mcfs"}
+    for path in records:  # the stability records, keyed the same way
+        doc = read_json(path)
+        key = f"stability/{path.parent.name}/{path.stem}"
+        before[key] = doc["lineage"] = f"{len(before):016x}"
+        if path.stem == "mcfs":
+            doc["lineage"] = "e" * 16
+        write_json(path, doc)
     archive = tmp_path / "old.tar.xz"
     write_archive(out, cfg, archive, note="made before the refactor")
     (tmp_path / "before.json").write_text(json.dumps(before))
@@ -303,23 +312,34 @@ def test_a_declared_refactor_is_re_keyed_without_refitting(tmp_path, capsys):
     stale.mkdir()
     restore_archive(archive, stale / "results")
     jobs = _jobs(run_snakemake(stale, write_config(stale, RUN), "-n").stdout)
-    assert jobs.get("fit") == len(before), jobs
+    assert jobs.get("fit") == len(before) - 2 and jobs.get("stability") == 2, jobs
 
     new = tmp_path / "new.tar.xz"
     args = ["benchmark-migrate", str(archive), "--out", str(new), "--before"]
     assert main([*args, str(tmp_path / "before.json")]) == 0
     said = capsys.readouterr()
-    assert f"{len(before) - 1} evaluations re-keyed across the declared refactor" in said.out
+    assert f"{len(before) - 3} evaluations re-keyed across the declared refactor" in said.out
     assert "1 stale" in said.out
-    assert "1 evaluations' recorded lineages are not the --before file's" in said.err
+    assert "stability records: 1 translated, 0 already current, 1 stale" in said.out
+    assert (
+        "1 evaluations' and 1 stability records' recorded lineages are not the --before file's"
+        in said.err
+    )
     assert "--mirror-dir" in said.err
+    note = read_archive(new)[0]["note"]
+    assert note.endswith("1 left stale. Stability records re-keyed: 1 translated, 1 left stale.")
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     restore_archive(new, fresh / "results")
     jobs = _jobs(run_snakemake(fresh, write_config(fresh, RUN), "-n").stdout)
     assert jobs.get("fit") == 1 and jobs.get("evaluate") == 1, jobs  # mcfs only
+    assert jobs.get("stability") == 1, jobs  # mcfs's, stale before
+    now = plan_lineages(fresh / "results", RUN)
+    stability = read_json(fresh / "results" / "stability" / "wine" / "laplacian_score.json")
+    assert now["stability/wine/laplacian_score"] == stability["lineage"]
+    assert stability["lineage_migrated_from"] == before["stability/wine/laplacian_score"]
     assert (
-        plan_lineages(fresh / "results", RUN)["wine/random.c000"]
+        now["wine/random.c000"]
         == read_json(fresh / "results" / "evaluations" / "wine" / "random.c000.json")["lineage"]
     )
 
@@ -351,3 +371,11 @@ def test_rekey_note_keeps_one_tally_of_the_rekeys():
         "(evaluations translated each time: 7); 0 left stale."
     )
     assert rekey_note(rekey_note("", 7, 0), 2, 0).startswith("Lineages re-keyed across 2 declared")
+    # the stability records, summed over the re-keys in a sentence of their own
+    both = rekey_note(rekey_note("Made.", 7, 0, 5, 1), 2, 0, 3, 0)
+    assert both == (
+        "Made. Lineages re-keyed across 2 declared refactors (ufs.pipeline.lineage) "
+        "(evaluations translated each time: 7, 2); 0 left stale. Stability records "
+        "re-keyed: 8 translated, 1 left stale."
+    )
+    assert "Stability" not in rekey_note("Made.", 7, 0)

@@ -406,18 +406,26 @@ def _benchmark_migrate(args: argparse.Namespace) -> int:
         if before
         else f"migrated to lineage scheme {SCHEME}"
     )
+    wrote = counts["migrated"] or counts["stability_migrated"]
     print(
         f"{counts['migrated']} evaluations {what}, "
         f"{counts['current']} already current, {counts['stale']} stale (re-fitted by the "
-        f"next run), {counts['absent']} chunks without evaluation"
-        + (f"; wrote {where}" if counts["migrated"] else "; nothing written")
+        f"next run), {counts['absent']} chunks without evaluation; stability records: "
+        f"{counts['stability_migrated']} translated, {counts['stability_current']} already "
+        f"current, {counts['stability_stale']} stale (made again by the next run)"
+        + (f"; wrote {where}" if wrote else "; nothing written")
     )
-    if before and counts["stale"]:
+    if before and (counts["stale"] or counts["stability_stale"]):
+        stale = f"{counts['stale']} evaluations'" + (
+            f" and {counts['stability_stale']} stability records'"
+            if counts["stability_stale"]
+            else ""
+        )
         print(
-            f"note: {counts['stale']} evaluations' recorded lineages are not the --before "
+            f"note: {stale} recorded lineages are not the --before "
             "file's: their inputs changed before the refactor, or the file was computed on "
             "another plan (data lineages hash the mirror's files: give plan_lineages.py and "
-            "this command the same --mirror-dir); a stale evaluation keeps its old key, so a "
+            "this command the same --mirror-dir); a stale record keeps its old key, so a "
             "second migration with the right file still translates it",
             file=sys.stderr,
         )
@@ -729,8 +737,8 @@ def _add_benchmark_archive(sub) -> None:
         default=None,
         metavar="LINEAGES.json",
         help="re-key across a declared refactor: the plan's lineages computed by the code "
-        "before it (benchmarks/plan_lineages.py run in that checkout); an evaluation current "
-        "there becomes current here",
+        "before it (benchmarks/plan_lineages.py run in that checkout); an evaluation or "
+        "stability record current there becomes current here",
     )
     cmp = sub.add_parser(
         "compare",

@@ -518,6 +518,18 @@ class PlanLineage:
         }
         return _blob_hash(blob)
 
+    def stability_lineages(self) -> dict[tuple[str, str], str]:
+        """``{(data set, method): lineage}`` of every stability job of the plan
+        (:func:`ufs.pipeline.stability_step.stability_jobs`; none when stability is off)."""
+        from .stability_step import stability_config, stability_jobs, stability_settings
+
+        cfg = stability_config(self.config)
+        settings = stability_settings(self.plan)
+        return {
+            (d, m): self.stability_lineage(d, settings[m], h, cfg)
+            for d, m, h in stability_jobs(self.plan, self.config)
+        }
+
 
 def stability_budget_key(record: dict[str, Any] | None, budget: float | None) -> Any:
     """A stability job's re-run key for the budget, as a fit job's
@@ -557,30 +569,45 @@ def _read_or_none(path: str) -> Any:
 
 # -- migration -----------------------------------------------------------------------------
 def _translate(
-    plan: Any, out: str | Path, now: PlanLineage, was: Callable[[str, str], str | None]
+    out: str | Path, now: PlanLineage, was: Callable[[str], str | None]
 ) -> dict[str, int]:
-    """Rewrite the lineage of ``out``'s evaluations to ``now``'s where the recorded one is
-    ``was(dataset, chunk)`` (the old lineage kept as ``lineage_migrated_from``). Counts:
-    ``migrated``, ``current`` (``now``'s already), ``stale`` (neither: left for the
-    workflow to re-fit), ``absent`` (chunks without evaluation)."""
-    counts = {"migrated": 0, "current": 0, "stale": 0, "absent": 0}
-    for dataset in plan.instances:
-        for chunk in plan.chunks(dataset):
-            path = Path(out) / "evaluations" / dataset / f"{chunk}.json"
-            doc = _read_or_none(str(path))
-            if doc is None or not doc.get("lineage"):
-                counts["absent"] += 1
-                continue
-            target = now.chunk_lineage(dataset, chunk)
-            if doc["lineage"] == target:
-                counts["current"] += 1
-            elif doc["lineage"] == was(dataset, chunk):
-                doc.update(lineage=target, lineage_migrated_from=doc["lineage"])
-                write_json(path, doc)
-                counts["migrated"] += 1
-            else:
-                counts["stale"] += 1
+    """Rewrite the lineage of ``out``'s evaluations and stability records to ``now``'s where
+    the recorded one is ``was(key)`` (key: ``"<data set>/<chunk>"`` of an evaluation,
+    ``"stability/<data set>/<method>"`` of a stability record; the old lineage kept as
+    ``lineage_migrated_from``). Counts, of evaluations and, prefixed ``stability_``, of
+    stability records: ``migrated``, ``current`` (``now``'s already), ``stale`` (neither:
+    left for the workflow to make again), ``absent`` (no record, or one without lineage)."""
+    counts = {f"{p}{k}": 0 for p in ("", "stability_") for k in _COUNTS}
+    plan = now.plan
+    records = [
+        (f"{d}/{c}", Path(out) / "evaluations" / d / f"{c}.json", "", now.chunk_lineage, (d, c))
+        for d in plan.instances
+        for c in plan.chunks(d)
+    ]
+    stability = now.stability_lineages()
+    records += [
+        (f"stability/{d}/{m}", Path(out) / "stability" / d / f"{m}.json", "stability_",
+         lambda d, m: stability[(d, m)], (d, m))
+        for d, m in stability
+    ]  # fmt: skip
+    for key, path, prefix, lineage_of, args in records:
+        doc = _read_or_none(str(path))
+        if doc is None or not doc.get("lineage"):
+            counts[f"{prefix}absent"] += 1
+            continue
+        target = lineage_of(*args)
+        if doc["lineage"] == target:
+            counts[f"{prefix}current"] += 1
+        elif doc["lineage"] == was(key):
+            doc.update(lineage=target, lineage_migrated_from=doc["lineage"])
+            write_json(path, doc)
+            counts[f"{prefix}migrated"] += 1
+        else:
+            counts[f"{prefix}stale"] += 1
     return counts
+
+
+_COUNTS = ("migrated", "current", "stale", "absent")
 
 
 def migrate_evaluations(plan: Any, config: dict[str, Any], out: str | Path) -> dict[str, int]:
@@ -588,7 +615,8 @@ def migrate_evaluations(plan: Any, config: dict[str, Any], out: str | Path) -> d
     recorded lineage is the plan's under scheme 1 on the current source files (module
     docstring); counts as :func:`_translate`."""
     old = PlanLineage(plan, config, out, scheme=1)
-    return _translate(plan, out, PlanLineage(plan, config, out, scheme=2), old.chunk_lineage)
+    before = plan_keys(old)
+    return _translate(out, PlanLineage(plan, config, out, scheme=2), before.get)
 
 
 def _plan(config: dict[str, Any], mirror_dir: str | None) -> tuple[Any, dict[str, Any]]:
@@ -612,12 +640,22 @@ def migrate_results(
 def plan_lineages(
     results_dir: str | Path, config: dict[str, Any], *, mirror_dir: str | None = None
 ) -> dict[str, str]:
-    """``{"<data set>/<chunk>": lineage}`` of every chunk of ``config``'s plan, with the
-    fit records of ``results_dir`` (the budget keys): what the code of this checkout
-    calls current. ``benchmarks/plan_lineages.py`` writes it for a declared refactor."""
+    """``{"<data set>/<chunk>": lineage}`` of every chunk of ``config``'s plan and
+    ``{"stability/<data set>/<method>": lineage}`` of every stability job, with the fit
+    and stability records of ``results_dir`` (the budget keys): what the code of this
+    checkout calls current. ``benchmarks/plan_lineages.py`` writes it for a declared
+    refactor."""
     plan, cfg = _plan(config, mirror_dir)
-    lineage = PlanLineage(plan, cfg, results_dir)
-    return {f"{d}/{c}": lineage.chunk_lineage(d, c) for d in plan.instances for c in plan.chunks(d)}
+    return plan_keys(PlanLineage(plan, cfg, results_dir))
+
+
+def plan_keys(lineage: PlanLineage) -> dict[str, str]:
+    """``lineage``'s plan as :func:`plan_lineages` writes it: ``"<data set>/<chunk>"`` of
+    every chunk and ``"stability/<data set>/<method>"`` of every stability job."""
+    plan = lineage.plan
+    out = {f"{d}/{c}": lineage.chunk_lineage(d, c) for d in plan.instances for c in plan.chunks(d)}
+    out.update({f"stability/{d}/{m}": v for (d, m), v in lineage.stability_lineages().items()})
+    return out
 
 
 def rekey_evaluations(
@@ -630,14 +668,14 @@ def rekey_evaluations(
     """A **declared refactor** (a change of code that changes no result, but changes the
     lineage: a module moved, a closure rule fixed): ``before`` is :func:`plan_lineages` of
     the same results and config computed by the code *before* the refactor (its
-    checkout). An evaluation whose recorded lineage equals its chunk's lineage there was
-    current then, and is current now: its lineage becomes the plan's lineage of this code
-    (the old one kept as ``lineage_migrated_from``). Any other evaluation is left as it is
-    (stale then, stale now: the workflow re-fits it). The declaration is the reviewer's:
-    the refactor's diff must change no number. Counts as :func:`migrate_evaluations`."""
+    checkout). An evaluation (a stability record) whose recorded lineage equals its
+    chunk's (its job's) lineage there was current then, and is current now: its lineage
+    becomes the plan's lineage of this code (the old one kept as
+    ``lineage_migrated_from``). Any other record is left as it is (stale then, stale now:
+    the workflow makes it again). The declaration is the reviewer's: the refactor's diff
+    must change no number. Counts as :func:`migrate_evaluations`."""
     plan, cfg = _plan(config, mirror_dir)
-    now = PlanLineage(plan, cfg, results_dir)
-    return _translate(plan, results_dir, now, lambda d, c: before.get(f"{d}/{c}"))
+    return _translate(results_dir, PlanLineage(plan, cfg, results_dir), before.get)
 
 
 #: a re-key's sentence in an archive's note: one per re-key (before rekey_note) or the tally
@@ -648,11 +686,21 @@ _REKEY_SENTENCE = re.compile(
 )
 
 
-def rekey_note(note: str, migrated: int, stale: int) -> str:
+#: the stability records' re-key sentence, after the tally (one for every re-key)
+_STABILITY_SENTENCE = re.compile(
+    r" ?Stability records re-keyed: (?P<done>\d+) translated, (?P<left>\d+) left stale\."
+)
+
+
+def rekey_note(
+    note: str, migrated: int, stale: int, stability_migrated: int = 0, stability_stale: int = 0
+) -> str:
     """``note`` with the re-keys it records (one sentence each, as archives wrote them,
     or this function's tally) and one more (``migrated`` evaluations translated,
     ``stale`` left stale) as one tally sentence at the end: an archive re-keyed at every
-    refactor read "Lineages re-keyed ..." nine times in its report's provenance line."""
+    refactor read "Lineages re-keyed ..." nine times in its report's provenance line. The
+    stability records re-keyed (``stability_migrated``, ``stability_stale``), summed over
+    the re-keys, follow in a sentence of their own when there were any."""
     counts: list[tuple[int, int]] = []
     for m in _REKEY_SENTENCE.finditer(note):
         body = m.group("body")
@@ -664,7 +712,10 @@ def rekey_note(note: str, migrated: int, stale: int) -> str:
             done, left = body.split(",")
             counts.append((int(done.split()[0]), int(left.split()[0])))
     counts.append((migrated, stale))
-    rest = _REKEY_SENTENCE.sub("", note).rstrip()
+    for m in _STABILITY_SENTENCE.finditer(note):
+        stability_migrated += int(m.group("done"))
+        stability_stale += int(m.group("left"))
+    rest = _STABILITY_SENTENCE.sub("", _REKEY_SENTENCE.sub("", note)).rstrip()
     if rest and not rest.endswith("."):
         rest += "."
     tally = (
@@ -673,6 +724,11 @@ def rekey_note(note: str, migrated: int, stale: int) -> str:
         f"(evaluations translated each time: {', '.join(str(n) for n, _ in counts)}); "
         f"{sum(s for _, s in counts)} left stale."
     )
+    if stability_migrated or stability_stale:
+        tally += (
+            f" Stability records re-keyed: {stability_migrated} translated, "
+            f"{stability_stale} left stale."
+        )
     return f"{rest} {tally}" if rest else tally
 
 
@@ -686,10 +742,10 @@ def migrate_archive(
     """Migrate a results archive (``out``: default in place): its members are restored
     into a temporary folder, the evaluations migrated under the archive's own config —
     scheme 1 to 2 (:func:`migrate_results`), or, given ``before``, re-keyed across a
-    declared refactor (:func:`rekey_evaluations`) — and the archive written again with
-    the same commit, config and note (a sentence about the migration added), every other
-    member byte for byte. Returns the counts; the archive is rewritten only when an
-    evaluation was migrated."""
+    declared refactor (:func:`rekey_evaluations`, evaluations and stability records) —
+    and the archive written again with the same commit, config and note (a sentence about
+    the migration added), every other member byte for byte. Returns the counts; the
+    archive is rewritten only when a record was migrated."""
     import tempfile
 
     import yaml
@@ -706,8 +762,7 @@ def migrate_archive(
             what = f"Lineages migrated to scheme {SCHEME} (ufs.pipeline.lineage)"
         else:
             counts = rekey_evaluations(root, config, before, mirror_dir=mirror_dir)
-            what = "Lineages re-keyed across a declared refactor (ufs.pipeline.lineage)"
-        if counts["migrated"]:
+        if counts["migrated"] or counts["stability_migrated"]:
             cfg_file = Path(tmp) / "config.yaml"
             cfg_file.write_text(manifest["config"]["text"])
             note = (manifest.get("note") or "").rstrip()
@@ -716,8 +771,16 @@ def migrate_archive(
                     f"{what}: {counts['migrated']} evaluations translated, {counts['stale']} "
                     "left stale."
                 )
+                if counts["stability_migrated"]:
+                    note += f" {counts['stability_migrated']} stability records translated."
             else:
-                note = rekey_note(note, counts["migrated"], counts["stale"])
+                note = rekey_note(
+                    note,
+                    counts["migrated"],
+                    counts["stale"],
+                    counts["stability_migrated"],
+                    counts["stability_stale"],
+                )
             scaling = root / "input_scaling"
             written = write_archive(
                 root,
@@ -734,6 +797,8 @@ def migrate_archive(
             if lost:  # never: every kind of member is archived again
                 raise RuntimeError(f"migration would drop {sorted(lost)[:5]}")
             changed = [m for m, h in written["files"].items() if manifest["files"].get(m) != h]
-            if any(not m.startswith("evaluations/") for m in changed):
-                raise RuntimeError("migration changed a member that is not an evaluation")
+            if any(not m.startswith(("evaluations/", "stability/")) for m in changed):
+                raise RuntimeError(
+                    "migration changed a member that is not an evaluation or stability record"
+                )
     return counts
