@@ -521,8 +521,8 @@ def test_a_laid_out_figure_is_drawn_once_per_file(tmp_path, monkeypatch):
 
 def test_a_font_is_embedded_once_with_characters_past_latin1(tmp_path):
     """The figures' markers († ◊ —) are past Latin-1; matplotlib 3.11 sized the PDF's font
-    subsets by ``ps.fonttype`` (Type 3's 256 glyphs), so such text embedded its font twice
-   . One font, one font program."""
+    subsets by ``ps.fonttype`` (Type 3's 256 glyphs), so such text embedded its font twice.
+    One font, one font program."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(3, 2))

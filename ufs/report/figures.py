@@ -287,9 +287,7 @@ def method_style(name: str) -> dict[str, str]:
 def _method_order(names) -> list[str]:
     """Seed methods, baselines, further baselines, references; each in the order of the
     lists above (a variant right after its parent)."""
-    known = (
-        SEED_METHODS + BASELINE_METHODS + FURTHER_BASELINES + NEURAL_METHODS + REFERENCE_METHODS
-    )
+    known = SEED_METHODS + BASELINE_METHODS + FURTHER_BASELINES + NEURAL_METHODS + REFERENCE_METHODS
     rank = {m: i for i, m in enumerate(known)}
     return sorted(
         set(names), key=lambda m: (GROUPS.index(method_group(m)), rank.get(m, len(rank)), m)
