@@ -280,7 +280,7 @@ def test_a_declared_refactor_is_re_keyed_without_refitting(tmp_path, capsys):
     from ufs.fileio import read_json, write_json
 
     from .test_archive import _jobs
-    from .workflow_helpers import run_snakemake, write_config
+    from .workflow_helpers import benchmark_script, run_snakemake, write_config
 
     first = tmp_path / "first"
     first.mkdir()
@@ -335,6 +335,10 @@ def test_a_declared_refactor_is_re_keyed_without_refitting(tmp_path, capsys):
     assert jobs.get("fit") == 1 and jobs.get("evaluate") == 1, jobs  # mcfs only
     assert jobs.get("stability") == 1, jobs  # mcfs's, stale before
     now = plan_lineages(fresh / "results", RUN)
+    # benchmarks/plan_lineages.py adds the stability jobs to a checkout's chunks-only list
+    chunks = {k: v for k, v in now.items() if not k.startswith("stability/")}
+    script = benchmark_script("plan_lineages")
+    assert len(chunks) < len(now) and script.with_stability(chunks, fresh / "results", RUN) == now
     stability = read_json(fresh / "results" / "stability" / "wine" / "laplacian_score.json")
     assert now["stability/wine/laplacian_score"] == stability["lineage"]
     assert stability["lineage_migrated_from"] == before["stability/wine/laplacian_score"]
