@@ -579,23 +579,24 @@ def _translate(
     left for the workflow to make again), ``absent`` (no record, or one without lineage)."""
     counts = {f"{p}{k}": 0 for p in ("", "stability_") for k in _COUNTS}
     plan = now.plan
+    # (key, file, counts' prefix, the lineage now: computed only for a record on disk)
     records = [
-        (f"{d}/{c}", Path(out) / "evaluations" / d / f"{c}.json", "", now.chunk_lineage, (d, c))
+        (f"{d}/{c}", f"evaluations/{d}/{c}.json", "", functools.partial(now.chunk_lineage, d, c))
         for d in plan.instances
         for c in plan.chunks(d)
     ]
     stability = now.stability_lineages()
     records += [
-        (f"stability/{d}/{m}", Path(out) / "stability" / d / f"{m}.json", "stability_",
-         lambda d, m: stability[(d, m)], (d, m))
-        for d, m in stability
-    ]  # fmt: skip
-    for key, path, prefix, lineage_of, args in records:
+        (f"stability/{d}/{m}", f"stability/{d}/{m}.json", "stability_", lambda v=v: v)
+        for (d, m), v in stability.items()
+    ]
+    for key, member, prefix, lineage_now in records:
+        path = Path(out) / member
         doc = _read_or_none(str(path))
         if doc is None or not doc.get("lineage"):
             counts[f"{prefix}absent"] += 1
             continue
-        target = lineage_of(*args)
+        target = lineage_now()
         if doc["lineage"] == target:
             counts[f"{prefix}current"] += 1
         elif doc["lineage"] == was(key):
