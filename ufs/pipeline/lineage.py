@@ -614,10 +614,14 @@ _COUNTS = ("migrated", "current", "stale", "absent")
 def migrate_evaluations(plan: Any, config: dict[str, Any], out: str | Path) -> dict[str, int]:
     """Rewrite the lineage of ``out``'s evaluations from scheme 1 to scheme 2 where the
     recorded lineage is the plan's under scheme 1 on the current source files (module
-    docstring); counts as :func:`_translate`."""
+    docstring); counts as :func:`_translate`. Stability records kept a lineage only
+    under scheme 2: none has a scheme-1 one to translate."""
     old = PlanLineage(plan, config, out, scheme=1)
-    before = plan_keys(old)
-    return _translate(out, PlanLineage(plan, config, out, scheme=2), before.get)
+
+    def was(key: str) -> str | None:  # computed only for a record whose lineage is not now's
+        return None if key.startswith("stability/") else old.chunk_lineage(*key.split("/", 1))
+
+    return _translate(out, PlanLineage(plan, config, out, scheme=2), was)
 
 
 def _plan(config: dict[str, Any], mirror_dir: str | None) -> tuple[Any, dict[str, Any]]:
@@ -772,8 +776,6 @@ def migrate_archive(
                     f"{what}: {counts['migrated']} evaluations translated, {counts['stale']} "
                     "left stale."
                 )
-                if counts["stability_migrated"]:
-                    note += f" {counts['stability_migrated']} stability records translated."
             else:
                 note = rekey_note(
                     note,
