@@ -214,17 +214,21 @@ def _held_out(best: pd.DataFrame) -> pd.DataFrame:
     restart order: the per-h rows of a method are paired by restart, the k-means seeds
     being the same at every h, for the standard error of a mean over h)."""
     best = best.copy()
+    odd = [restart % 2 == 1 for restart in best["_restart"]]
+    # whole columns at once: a cell-by-cell assignment is a pandas call per cell
     for m in METRIC_COLS:
-        best[f"{m}_restarts"] = ""
-    for i, (values, restart) in enumerate(zip(best["_values"], best["_restart"], strict=True)):
-        odd = restart % 2 == 1
-        for m in METRIC_COLS:
+        stats = {k: best[k].to_numpy(dtype=float, copy=True) for k in (f"{m}_mean", f"{m}_std")}
+        texts = []
+        for i, (values, o) in enumerate(zip(best["_values"], odd, strict=True)):
             v = values[m]
-            if odd.any() and v.size == restart.size:
-                v = v[odd]
+            if o.any() and v.size == o.size:
+                v = v[o]
                 for k, x in _stats(v, m).items():
-                    best.iloc[i, best.columns.get_loc(k)] = x
-            best.iloc[i, best.columns.get_loc(f"{m}_restarts")] = restarts_text(v)
+                    stats[k][i] = x
+            texts.append(restarts_text(v))
+        for k, col in stats.items():
+            best[k] = col
+        best[f"{m}_restarts"] = texts
     split = best["_restart"].map(lambda r: bool((r % 2 == 1).any()))
     best["tuning"] = np.where(split, "held_out", "in_sample")
     return best
