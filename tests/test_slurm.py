@@ -44,14 +44,17 @@ PARTITION = os.environ.get("UFS_SLURM_PARTITION", "ci")
 REQUIRED = os.environ.get("UFS_REQUIRE_SLURM", "") not in ("", "0")
 BINARIES = ("munged", "munge", "slurmctld", "slurmd", "sbatch", "squeue", "sinfo", "scontrol")
 
-# TINY, smaller: every SLURM job costs a submission, two Snakemake start-ups and a status
-# poll, so few jobs and a short dependency chain (no graph-based method).
+# TINY, smaller: every SLURM job costs a submission, two Snakemake start-ups and status
+# polls (the plugin waits 10 s longer after each poll that finds no job finished), so few
+# jobs and a short dependency chain (no graph-based method): one solver and the chance
+# reference, its draws in one job.
 SMALL = {
     **TINY,
+    "evaluation": {**TINY["evaluation"], "reference_draws": 2},
     "jobs": {"tasks_per_job": 2},
     "mlflow": {"experiment": "tiny-slurm"},
     "datasets": {"wine": {"h": [2, 4]}},
-    "methods": {"all_features": {}, "random": {}, "kmeans_ufs": {}},
+    "methods": {"random": {}, "kmeans_ufs": {}},
 }
 # overrides of the profile for the test: two jobs at a time (2 cores), poll after 2 s
 # (the cluster's MinJobAge is 600 s) and keep SLURM's logs as evidence
