@@ -229,8 +229,7 @@ def _held_out(best: pd.DataFrame) -> pd.DataFrame:
         for k, col in stats.items():
             best[k] = col
         best[f"{m}_restarts"] = texts
-    split = best["_restart"].map(lambda r: bool((r % 2 == 1).any()))
-    best["tuning"] = np.where(split, "held_out", "in_sample")
+    best["tuning"] = np.where([o.any() for o in odd], "held_out", "in_sample")
     return best
 
 
