@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from ufs.methods import RandomFeatures
 from ufs.pipeline.config import build_plan
@@ -234,8 +235,6 @@ def test_holm_matches_a_hand_computed_case():
 
 
 def test_holm_corrected_wilcoxon_equals_the_hand_computed_p_values():
-    from scipy import stats
-
     idx = [f"d{i}" for i in range(8)]
     ref = pd.Series(0.5, index=idx)
     better = pd.Series(0.5 + np.arange(1, 9) / 100, index=idx)  # wins on all 8
@@ -258,6 +257,51 @@ def test_holm_corrected_wilcoxon_equals_the_hand_computed_p_values():
 
 def test_signed_rank_of_all_ties_is_not_significant():
     assert paired.signed_rank([0.0, 0.0, 0.0]) == (pytest.approx(math.nan, nan_ok=True), 1.0)
+
+
+def _brute_force_signed_rank(d):
+    """``(W, p)`` by enumerating every sign flip of the nonzero differences."""
+    d = np.asarray(d, dtype=float)
+    nz = d[d != 0]
+    ranks = stats.rankdata(np.abs(nz))
+    r_plus = ranks[nz > 0].sum()
+    null = np.array(
+        [
+            ranks[list(s)].sum()
+            for k in range(nz.size + 1)
+            for s in itertools.combinations(range(nz.size), k)
+        ]
+    )
+    low, high = np.mean(null <= r_plus), np.mean(null >= r_plus)
+    return min(r_plus, ranks.sum() - r_plus), min(1.0, 2 * min(low, high))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_signed_rank_with_ties_and_zeros_is_the_exact_test(seed):
+    """Tied and zero differences (scores equal on a data set, rounded ACC): the exact
+    p-value counted from the null distribution is an enumeration's of every sign flip, up
+    to N = 13 values, and scipy's permutation test's to the last bit (one N per seed: that
+    test costs ~0.5 s)."""
+    rng = np.random.default_rng(seed)
+    for n in range(1, 14):
+        d = rng.integers(-3, 4, size=n) * 0.01
+        d[0] = 0.0 if seed % 2 else d[0]
+        if not np.any(d != 0):
+            continue
+        w, p = paired.signed_rank(d)
+        assert (w, p) == pytest.approx(_brute_force_signed_rank(d), rel=1e-12)
+        if n == 8 + seed:
+            ref = stats.wilcoxon(d)
+            assert (w, p) == (float(ref.statistic), float(ref.pvalue))
+
+
+def test_signed_rank_without_ties_or_beyond_13_values_is_scipys():
+    rng = np.random.default_rng(1)
+    for n in (5, 13, 14, 30, 60):
+        for d in (rng.normal(size=n), rng.integers(-3, 4, size=n) * 0.01):
+            if np.any(d != 0):
+                ref = stats.wilcoxon(d)
+                assert paired.signed_rank(d) == (float(ref.statistic), float(ref.pvalue))
 
 
 def test_bootstrap_interval_is_seeded_and_brackets_the_median():

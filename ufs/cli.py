@@ -158,7 +158,7 @@ def _reproduction(args: argparse.Namespace) -> int:
 
     with tempfile.TemporaryDirectory(prefix="ufs-reproduction-") as tmp:
         try:
-            runs = restore_reproductions(args.archives, tmp)
+            runs = restore_reproductions(args.archives, tmp, figures=False)
         except (ArchiveError, ValueError, OSError) as exc:  # a user's file: no traceback
             print(f"ufs reproduction: {exc}; {args.out} left as it is", file=sys.stderr)
             return 2

@@ -466,9 +466,14 @@ def write_comparison(
     restarts: int = 20,
     pending: dict[tuple[str, str], str] | None = None,
 ) -> None:
+    """The comparison with the paper's published cells (:func:`compare_published`) as CSV
+    and markdown, and its scatter plot of ours against published (``out_png``; ``None``:
+    no plot)."""
     cmp = compare_published(published_csv, table_csvs, restarts=restarts, pending=pending)
     write_with(out_csv, lambda p: cmp.to_csv(p, index=False))
     write_text(out_md, comparison_markdown(cmp, paper))
+    if out_png is None:  # the table only
+        return
     import matplotlib
 
     matplotlib.use("Agg")

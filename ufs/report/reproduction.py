@@ -19,7 +19,7 @@ import yaml
 
 from ..fileio import read_json, write_text
 from ..pipeline.archive import read_archive, restore_archive, task_keys
-from .aggregate import timing_summary, write_dataset_outputs
+from .aggregate import timing_summary, write_dataset_outputs, write_dataset_tables
 from .compare import write_comparison
 
 __all__ = ["restore_reproductions", "withhold_unfinished"]
@@ -36,12 +36,18 @@ def _run_name(manifest: dict, archive: Path) -> str:
 
 
 def restore_reproductions(
-    archives: list[str | Path], folder: str | Path, *, published_dir: str | Path | None = None
+    archives: list[str | Path],
+    folder: str | Path,
+    *,
+    published_dir: str | Path | None = None,
+    figures: bool = True,
 ) -> dict[str, Path]:
     """Restore each archive into ``folder/<run>/`` with its tables, timing and comparison
     (module docstring); returns run name → its archive. ``published_dir``: where the
-    published tables are (default: the repository's ``config/published``). Two archives of
-    one run are an error."""
+    published tables are (default: the repository's ``config/published``). ``figures``:
+    also draw each data set's figures and the comparison's scatter plot, as the workflow
+    does (the report reads none of them: ``ufs reproduction`` restores without). Two
+    archives of one run are an error."""
     folder = Path(folder)
     pub_dir = Path(published_dir) if published_dir is not None else PUBLISHED_DIR
     names: dict[str, Path] = {}
@@ -66,14 +72,11 @@ def restore_reproductions(
             base = read_json(path)["evaluations"][0]["dataset_base"]
             by_base.setdefault(base, []).append(path)
         for base, files in sorted(by_base.items()):
-            write_dataset_outputs(
-                files,
-                base,
-                run / "tables" / f"{base}.csv",
-                run / "tables" / f"{base}.md",
-                run / "figures" / base,
-                oracle_metric,
-            )
+            tables = (run / "tables" / f"{base}.csv", run / "tables" / f"{base}.md")
+            if figures:
+                write_dataset_outputs(files, base, *tables, run / "figures" / base, oracle_metric)
+            else:
+                write_dataset_tables(files, base, *tables, oracle_metric)
         tsvs = [
             p for p in sorted((run / "benchmarks").glob("**/*.tsv")) if p.parent.name != "summary"
         ]
@@ -87,7 +90,7 @@ def restore_reproductions(
                 sorted((run / "tables").glob("*.csv")),
                 out / f"{paper}.csv",
                 out / f"{paper}.md",
-                out / f"{paper}.png",
+                out / f"{paper}.png" if figures else None,
                 paper=str(paper),
                 restarts=restarts,
                 pending=pending,
