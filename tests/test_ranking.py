@@ -186,3 +186,33 @@ def test_cd_diagram_and_markdown(tmp_path):
     assert "Friedman χ²" in rank_report.cd_caption(r) and "Bold names" in rank_report.cd_caption(r)
     details = rank_report.details_markdown(results)
     assert "| method_0 | 1.00 |" in details or "| method_0 | " in details
+
+
+def test_row_status_is_the_worst_status_per_data_set_and_family():
+    """The rank table's status cells: per data set (then per family) and method, the
+    worst fit status of its cells (``ufs.pipeline.status.worst``), a missing value or an
+    unknown string counted as ``ok``."""
+    from ufs.pipeline.status import FIT_STATUSES, worst
+
+    rng = np.random.default_rng(3)
+    choices = [*FIT_STATUSES, None, np.nan, "unknown"]
+    index = pd.MultiIndex.from_tuples(
+        [(d, h) for d in ("a", "b", "c", "d") for h in ("5", "10", "20")], names=["dataset", "h"]
+    )
+    for _ in range(20):
+        cells = pd.DataFrame(
+            rng.choice(np.array(choices, dtype=object), size=(len(index), 3)),
+            index=index,
+            columns=["m1", "m2", "m3"],
+        )
+        families = {"a": "f", "b": "f"}
+        got = ranking._row_status(cells, ["m1", "m2", "m3", "absent"], None)
+        fam = ranking._row_status(cells, ["m1", "m3"], families)
+        for d in "abcd":
+            for m in ("m1", "m2", "m3"):
+                assert got.loc[d, m] == worst(cells.loc[d, m].dropna())
+            assert got.loc[d, "absent"] == "ok"
+        for m in ("m1", "m3"):
+            assert fam.loc["f", m] == worst(cells.loc[["a", "b"], m].dropna())
+            assert fam.loc["c", m] == worst(cells.loc["c", m].dropna())
+        assert list(fam.index) == ["c", "d", "f"] and fam.index.name == "dataset"

@@ -295,13 +295,22 @@ def test_signed_rank_with_ties_and_zeros_is_the_exact_test(seed):
             assert (w, p) == (float(ref.statistic), float(ref.pvalue))
 
 
-def test_signed_rank_without_ties_or_beyond_13_values_is_scipys():
+def test_signed_rank_without_ties_is_the_exact_test_up_to_50_values():
+    """Untied differences: the counted exact p-value is an enumeration's (N ≤ 12) and
+    scipy's exact test's to the last bit up to N = 50, and beyond that (and beyond 13 tied
+    values) scipy's normal approximation."""
     rng = np.random.default_rng(1)
-    for n in (5, 13, 14, 30, 60):
-        for d in (rng.normal(size=n), rng.integers(-3, 4, size=n) * 0.01):
-            if np.any(d != 0):
-                ref = stats.wilcoxon(d)
-                assert paired.signed_rank(d) == (float(ref.statistic), float(ref.pvalue))
+    for n in [*range(1, 52), 60]:
+        for d in (rng.normal(size=n), rng.normal(0.4, 1.0, size=n)):
+            ref = stats.wilcoxon(d)
+            w, p = paired.signed_rank(d)
+            assert (w, p) == (float(ref.statistic), float(ref.pvalue)), n
+            if n <= 12:
+                assert (w, p) == pytest.approx(_brute_force_signed_rank(d), rel=1e-12)
+    for n in (14, 30):  # tied, beyond the exact range: the normal approximation
+        d = rng.integers(-3, 4, size=n) * 0.01
+        ref = stats.wilcoxon(d)
+        assert paired.signed_rank(d) == (float(ref.statistic), float(ref.pvalue))
 
 
 def test_bootstrap_interval_is_seeded_and_brackets_the_median():

@@ -102,20 +102,22 @@ def signed_rank(diff) -> tuple[float, float]:
     Zero differences are dropped (Wilcoxon's own rule, scipy's default); every
     difference zero (or none at all) gives ``(nan, 1.0)``: nothing speaks against
     equality. ``W = min(R+, R−)`` over mid-ranks of ``|diff|``. The p-value is exact for
-    N ≤ 13 values with tied or zero differences (:func:`_tied_exact_p`, the value scipy
-    gets from a permutation test over all 2^N sign flips, computed here by counting rather
-    than by enumeration), exact for N ≤ 50 without ties, and from the normal
-    approximation otherwise (scipy's choices)."""
+    N ≤ 13 values with tied or zero differences (the value scipy gets from a permutation
+    test over all 2^N sign flips) and for N ≤ 50 without ties (scipy's exact null
+    distribution), both computed here by counting (:func:`_exact_p`), and from the normal
+    approximation otherwise (scipy's choices). Every p is a count over 2^N, so the counted
+    value is scipy's to the last bit (``tests/test_references.py``)."""
     d = np.asarray(diff, dtype=float)
     d = d[~np.isnan(d)]
     if not np.any(d != 0):
         return (math.nan, 1.0)
     nonzero = d[d != 0]
     ranks = stats.rankdata(np.abs(nonzero))
-    if d.size <= _TIED_EXACT_MAX and (nonzero.size < d.size or ranks.size > np.unique(ranks).size):
+    tied = nonzero.size < d.size or ranks.size > np.unique(ranks).size
+    if d.size <= (_TIED_EXACT_MAX if tied else _EXACT_MAX):
         r_plus = float(ranks[nonzero > 0].sum())
         w = min(r_plus, float(ranks.sum()) - r_plus)
-        return (w, _tied_exact_p(ranks, nonzero > 0))
+        return (w, _exact_p(ranks, nonzero > 0))
     res = stats.wilcoxon(d)
     return (float(res.statistic), float(res.pvalue))
 
@@ -123,15 +125,19 @@ def signed_rank(diff) -> tuple[float, float]:
 #: the largest N whose tied signed-rank test scipy makes exact (2^13 sign flips ≤ its
 #: 9 999 permutations); above it, the normal approximation
 _TIED_EXACT_MAX = 13
+#: the largest N whose untied signed-rank test scipy makes exact; above it, the normal
+#: approximation
+_EXACT_MAX = 50
 
 
-def _tied_exact_p(ranks: np.ndarray, positive: np.ndarray) -> float:
+def _exact_p(ranks: np.ndarray, positive: np.ndarray) -> float:
     """Two-sided exact p-value of the signed-rank sum ``R+`` given mid-ranks ``ranks``
     (multiples of ½) of the nonzero differences and which of them are positive: under the
     null each sign is + or − with probability ½, independently, so the null distribution of
     ``2 R+`` is the count of subsets of the doubled ranks by their sum, built one rank at
     a time (``O(N · ΣR)`` integer additions, not ``2^N`` evaluations).
-    ``p = min(1, 2 · min(P(R+ ≤ r), P(R+ ≥ r)))``, scipy's two-sided permutation p."""
+    ``p = min(1, 2 · min(P(R+ ≤ r), P(R+ ≥ r)))``: scipy's two-sided permutation p with
+    ties, and its exact p without (ranks 1…N, the statistic an integer)."""
     doubled = np.rint(2 * ranks).astype(np.int64)
     counts = np.zeros(int(doubled.sum()) + 1, dtype=np.int64)
     counts[0] = 1

@@ -68,12 +68,18 @@ def pairwise_tests(
     complete = not values[methods].isna().to_numpy().any()
     if complete:  # every pair shares every cell: the scores once, not per pair
         every, _ = views.view_scores(values, methods, families)
+        columns = {m: every[m].to_numpy(dtype=float) for m in methods}
     rows = []
     for a, b in itertools.combinations(methods, 2):
-        s = every[[a, b]] if complete else views.view_scores(values, [a, b], families)[0]
-        d = (s[a] - s[b]).to_numpy(dtype=float) if not s.empty else np.array([])
+        if complete:
+            xa, xb = columns[a], columns[b]
+        else:
+            s = views.view_scores(values, [a, b], families)[0]
+            empty = np.array([])
+            xa, xb = (empty, empty) if s.empty else (s[a].to_numpy(float), s[b].to_numpy(float))
+        d = xa - xb
         if _direction(d) < 0:
-            a, b, d = b, a, -d
+            a, b, xa, xb, d = b, a, xb, xa, -d
         _, p = paired.signed_rank(d)
         row = {
             "a": a,
@@ -88,7 +94,7 @@ def pairwise_tests(
         if effects:
             row["ci_low"], row["ci_high"] = paired.bootstrap_median_ci(d, seed=seed)
         if bayes and d.size >= 2:
-            probs = paired.bayes_signed_rank(s[a], s[b], seed=seed)
+            probs = paired.bayes_signed_rank(xa, xb, seed=seed)
             if probs is not None:
                 row["p_a"], row["p_rope"], row["p_b"] = probs
         rows.append(row)

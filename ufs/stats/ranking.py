@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..pipeline.status import worst
+from ..pipeline.status import FIT_STATUSES, worst
 from . import views
 
 __all__ = [
@@ -435,13 +435,22 @@ def _row_status(cell_status: pd.DataFrame, methods, families) -> pd.DataFrame:
     """Data sets (or families) × methods: the worst fit status behind each score."""
     if cell_status.empty:
         return pd.DataFrame(dtype=object)
-    st = cell_status.reindex(columns=list(methods))
-    by_d = st.groupby(level="dataset").agg(lambda c: worst(c.dropna()))
+    # the worst status is the smallest index in FIT_STATUSES ("ok", the last, for a
+    # missing value or anything else): a minimum per group, as ufs.pipeline.status.worst
+    ok = len(FIT_STATUSES) - 1
+    codes = cell_status.reindex(columns=list(methods)).apply(
+        lambda c: c.map(_STATUS_CODE).fillna(ok)
+    )
+    by_d = codes.groupby(level="dataset").min()
     if families is not None:
         fam = [families.get(str(d), str(d)) for d in by_d.index]
-        by_d = by_d.groupby(fam).agg(lambda c: worst(c.dropna()))
+        by_d = by_d.groupby(fam).min()
         by_d.index.name = "dataset"
-    return by_d
+    return by_d.apply(lambda c: c.map(lambda i: FIT_STATUSES[int(i)])).astype(object)
+
+
+#: fit status → its place in FIT_STATUSES (worst first)
+_STATUS_CODE = {s: i for i, s in enumerate(FIT_STATUSES)}
 
 
 def rank_all(
