@@ -431,15 +431,18 @@ def _support(values: pd.DataFrame, h_aggregate: str):
     return scores, dropped_d, dropped_m, partial, sub
 
 
+#: fit status → its place in FIT_STATUSES (worst first)
+_STATUS_CODE = {s: i for i, s in enumerate(FIT_STATUSES)}
+
+
 def _row_status(cell_status: pd.DataFrame, methods, families) -> pd.DataFrame:
     """Data sets (or families) × methods: the worst fit status behind each score."""
     if cell_status.empty:
         return pd.DataFrame(dtype=object)
-    # the worst status is the smallest index in FIT_STATUSES ("ok", the last, for a
-    # missing value or anything else): a minimum per group, as ufs.pipeline.status.worst
-    ok = len(FIT_STATUSES) - 1
+    # the worst status is the smallest index in FIT_STATUSES ("ok" for a missing value or
+    # anything else): a minimum per group, as ufs.pipeline.status.worst
     codes = cell_status.reindex(columns=list(methods)).apply(
-        lambda c: c.map(_STATUS_CODE).fillna(ok)
+        lambda c: c.map(_STATUS_CODE).fillna(_STATUS_CODE["ok"])
     )
     by_d = codes.groupby(level="dataset").min()
     if families is not None:
@@ -447,10 +450,6 @@ def _row_status(cell_status: pd.DataFrame, methods, families) -> pd.DataFrame:
         by_d = by_d.groupby(fam).min()
         by_d.index.name = "dataset"
     return by_d.apply(lambda c: c.map(lambda i: FIT_STATUSES[int(i)])).astype(object)
-
-
-#: fit status → its place in FIT_STATUSES (worst first)
-_STATUS_CODE = {s: i for i, s in enumerate(FIT_STATUSES)}
 
 
 def rank_all(
